@@ -1,0 +1,133 @@
+//! Dueling-bandit policies: pure, synchronous, no I/O.
+//!
+//! A policy chooses which two arms (rankers) to compare next and learns from the outcomes.
+//! Every policy follows one contract, which is what lets the service select from a cached snapshot
+//! on many replicas while outcomes are applied in order in one place:
+//!
+//! - [`Policy::select`] is read-only: it never changes persistent state, so any number of
+//!   selections may happen between two updates, and the same snapshot can serve many requests.
+//! - Every persistent change happens in [`Policy::update`] (a win) or [`Policy::tie`]. Outcomes may
+//!   arrive late, in batches, out of order, or never; a policy must not assume that the pair it
+//!   selected last is the next to get feedback.
+//! - The win matrix ([`WinMatrix`]) belongs to [`BanditState`], not to the policy: it is updated
+//!   before the policy's `update` is called, and policies read it through [`View`].
+//! - Every random choice takes an explicit RNG, so a seeded simulation replays exactly.
+//!
+//! Arms are stable indices `0..k`. Arms can be added later (with no comparisons) and retired
+//! (never selected again; their index is never reused).
+
+pub mod champion;
+pub mod policies;
+pub mod spec;
+pub mod state;
+pub mod uniform;
+pub mod wins;
+
+pub use champion::{ChampionBasis, ChampionReport, PreferenceEstimate};
+pub use policies::AnyPolicy;
+pub use spec::{PolicySpec, SpecError};
+pub use state::{BanditState, StateError, TieRule};
+pub use wins::WinMatrix;
+
+use rand::Rng;
+
+/// Index of an arm (ranker) within one experiment.
+pub type Arm = usize;
+
+/// The random number generator used across joust: fast, seedable, serialisable.
+pub type BanditRng = rand_xoshiro::Xoshiro256PlusPlus;
+
+/// A duel: the two arms to compare. `first == second` only when a policy deliberately compares an
+/// arm with itself (e.g. MergeDTS once a single arm survives).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Pair {
+    pub first: Arm,
+    pub second: Arm,
+}
+
+impl Pair {
+    pub fn new(first: Arm, second: Arm) -> Self {
+        Pair { first, second }
+    }
+}
+
+/// What a policy may read when it selects or updates: the shared win matrix, which arms are
+/// active, and how ties count.
+#[derive(Debug, Clone, Copy)]
+pub struct View<'a> {
+    pub wins: &'a WinMatrix,
+    pub active: &'a [bool],
+    pub ties: TieRule,
+}
+
+impl View<'_> {
+    /// Number of arms, active or retired.
+    pub fn k(&self) -> usize {
+        self.active.len()
+    }
+
+    pub fn is_active(&self, arm: Arm) -> bool {
+        self.active.get(arm).copied().unwrap_or(false)
+    }
+
+    /// Active arms in index order.
+    pub fn active_arms(&self) -> impl Iterator<Item = Arm> + '_ {
+        self.active
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| **a)
+            .map(|(i, _)| i)
+    }
+
+    /// Evidence that `i` beats `j`: wins, plus half of the ties when ties count as half a win.
+    #[inline]
+    pub fn score(&self, i: Arm, j: Arm) -> f64 {
+        let w = self.wins.wins(i, j) as f64;
+        match self.ties {
+            TieRule::Ignore => w,
+            TieRule::HalfWin => w + 0.5 * self.wins.ties(i, j) as f64,
+        }
+    }
+
+    /// Number of comparisons between `i` and `j` that count as evidence.
+    #[inline]
+    pub fn count(&self, i: Arm, j: Arm) -> f64 {
+        self.score(i, j) + self.score(j, i)
+    }
+}
+
+/// The contract every policy implements. See the module documentation.
+pub trait Policy {
+    /// Chooses the next duel among active arms. Must not change persistent state.
+    fn select<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Pair;
+
+    /// Learns that `winner` beat `loser`. `view.wins` already includes this outcome.
+    /// Called only when both arms are active.
+    fn update<R: Rng + ?Sized>(&mut self, view: &View, winner: Arm, loser: Arm, rng: &mut R);
+
+    /// Learns of a tie between `a` and `b` when the experiment counts ties as half a win each.
+    /// `view.wins` already includes it. The default does nothing beyond the shared counts.
+    fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, rng: &mut R) {
+        let _ = (view, a, b, rng);
+    }
+
+    /// A new arm `arm` (index `view.k() - 1`) joined with no comparisons.
+    fn arm_added(&mut self, view: &View, arm: Arm);
+
+    /// `arm` was retired: it must never be selected again.
+    fn arm_retired(&mut self, view: &View, arm: Arm);
+
+    /// Arms the policy still considers possible winners (elimination policies), or `None` when
+    /// the policy eliminates nothing and every active arm is a contender.
+    fn contenders(&self, view: &View) -> Option<Vec<Arm>> {
+        let _ = view;
+        None
+    }
+
+    /// The policy's own belief about the best arm, where it has one (e.g. Interleaved Filter's
+    /// incumbent, MergeDTS's last survivor).
+    fn belief(&self, view: &View) -> Option<Arm> {
+        let _ = view;
+        None
+    }
+}

@@ -1,0 +1,192 @@
+//! [`BanditState`]: everything one experiment's bandit knows: the arms (active or retired), the
+//! win matrix, the tie rule and the policy's own state. This is the value the service caches,
+//! persists and refreshes, and the simulator steps.
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use super::champion::{self, ChampionReport};
+use super::{AnyPolicy, Arm, BanditRng, Pair, Policy, PolicySpec, SpecError, View, WinMatrix};
+
+/// Version of the serialised state layout. A later release that changes the layout bumps it and
+/// keeps reading older versions.
+pub const STATE_FORMAT_VERSION: u32 = 1;
+
+/// What a tie does to the bandit, chosen per experiment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TieRule {
+    /// A tie is recorded in the tie counts and otherwise ignored: it is no evidence either way.
+    #[default]
+    Ignore,
+    /// A tie counts as half a win for each side in every estimate the policy makes.
+    HalfWin,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StateError {
+    #[error("arm {0} does not exist")]
+    UnknownArm(Arm),
+    #[error("arm {0} is retired")]
+    RetiredArm(Arm),
+    #[error("an experiment needs at least {0} active arms")]
+    TooFewArms(usize),
+    #[error(
+        "state format version {0} is newer than this release understands ({STATE_FORMAT_VERSION})"
+    )]
+    FormatVersion(u32),
+}
+
+/// The state of one experiment's bandit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BanditState {
+    pub format_version: u32,
+    /// `active[i]` is false once arm `i` is retired.
+    pub active: Vec<bool>,
+    pub ties: TieRule,
+    pub wins: WinMatrix,
+    pub policy: AnyPolicy,
+}
+
+impl BanditState {
+    /// A fresh state for `k` arms running the policy of `spec`.
+    pub fn new(
+        spec: &PolicySpec,
+        k: usize,
+        ties: TieRule,
+        rng: &mut BanditRng,
+    ) -> Result<Self, SpecError> {
+        let policy = AnyPolicy::build(spec, k, rng)?;
+        Ok(BanditState {
+            format_version: STATE_FORMAT_VERSION,
+            active: vec![true; k],
+            ties,
+            wins: WinMatrix::new(k),
+            policy,
+        })
+    }
+
+    /// Checks a deserialised state (e.g. one written by another release).
+    pub fn check_version(&self) -> Result<(), StateError> {
+        if self.format_version > STATE_FORMAT_VERSION {
+            return Err(StateError::FormatVersion(self.format_version));
+        }
+        Ok(())
+    }
+
+    pub fn view(&self) -> View<'_> {
+        View {
+            wins: &self.wins,
+            active: &self.active,
+            ties: self.ties,
+        }
+    }
+
+    pub fn k(&self) -> usize {
+        self.active.len()
+    }
+
+    pub fn active_count(&self) -> usize {
+        self.active.iter().filter(|a| **a).count()
+    }
+
+    /// The next duel (read-only).
+    #[inline]
+    pub fn select<R: Rng + ?Sized>(&self, rng: &mut R) -> Pair {
+        self.policy.select(&self.view(), rng)
+    }
+
+    fn check_arm(&self, arm: Arm) -> Result<(), StateError> {
+        if arm >= self.k() {
+            Err(StateError::UnknownArm(arm))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Records that `winner` beat `loser`. The win always counts in the win matrix (even for an
+    /// arm retired since the duel was issued); the policy learns only while both arms are active.
+    pub fn record_win<R: Rng + ?Sized>(
+        &mut self,
+        winner: Arm,
+        loser: Arm,
+        rng: &mut R,
+    ) -> Result<(), StateError> {
+        self.check_arm(winner)?;
+        self.check_arm(loser)?;
+        self.wins.record_win(winner, loser);
+        if self.active[winner] && self.active[loser] {
+            let view = View {
+                wins: &self.wins,
+                active: &self.active,
+                ties: self.ties,
+            };
+            self.policy.update(&view, winner, loser, rng);
+        }
+        Ok(())
+    }
+
+    /// Records a tie. It always counts in the tie counts; the policy hears of it only when ties
+    /// count as half a win.
+    pub fn record_tie<R: Rng + ?Sized>(
+        &mut self,
+        a: Arm,
+        b: Arm,
+        rng: &mut R,
+    ) -> Result<(), StateError> {
+        self.check_arm(a)?;
+        self.check_arm(b)?;
+        self.wins.record_tie(a, b);
+        if self.ties == TieRule::HalfWin && self.active[a] && self.active[b] {
+            let view = View {
+                wins: &self.wins,
+                active: &self.active,
+                ties: self.ties,
+            };
+            self.policy.tie(&view, a, b, rng);
+        }
+        Ok(())
+    }
+
+    /// Adds an arm with no comparisons; returns its index.
+    pub fn add_arm(&mut self) -> Arm {
+        let arm = self.wins.add_arm();
+        self.active.push(true);
+        let view = View {
+            wins: &self.wins,
+            active: &self.active,
+            ties: self.ties,
+        };
+        self.policy.arm_added(&view, arm);
+        arm
+    }
+
+    /// Retires an arm: it is never selected again. At least two arms stay active.
+    pub fn retire_arm(&mut self, arm: Arm) -> Result<(), StateError> {
+        self.check_arm(arm)?;
+        if !self.active[arm] {
+            return Err(StateError::RetiredArm(arm));
+        }
+        if self.active_count() <= 2 {
+            return Err(StateError::TooFewArms(2));
+        }
+        self.active[arm] = false;
+        let view = View {
+            wins: &self.wins,
+            active: &self.active,
+            ties: self.ties,
+        };
+        self.policy.arm_retired(&view, arm);
+        Ok(())
+    }
+
+    /// The current champion and how sure joust is of it.
+    pub fn champion(&self) -> ChampionReport {
+        let view = self.view();
+        champion::report(
+            &view,
+            self.policy.contenders(&view),
+            self.policy.belief(&view),
+        )
+    }
+}

@@ -1,0 +1,85 @@
+//! Shared helpers for the policy tests: run a policy against a preference matrix with immediate
+//! or delayed, batched feedback.
+#![allow(dead_code)]
+
+use joust::bandit::{Arm, BanditRng, BanditState, PolicySpec, TieRule};
+use joust::sim::PrefMatrix;
+use rand::{Rng, SeedableRng};
+use std::collections::VecDeque;
+
+/// How feedback reaches the policy.
+#[derive(Debug, Clone, Copy)]
+pub struct Feedback {
+    /// Outcomes become available this many steps after their duel was selected.
+    pub delay: usize,
+    /// Available outcomes are applied in groups of this size (1 = as soon as available).
+    pub batch: usize,
+    /// Fraction of duels that never get an outcome.
+    pub lost: f64,
+}
+
+pub const IMMEDIATE: Feedback = Feedback { delay: 0, batch: 1, lost: 0.0 };
+pub const DELAYED: Feedback = Feedback { delay: 100, batch: 100, lost: 0.0 };
+
+/// Runs `spec` on `matrix` for `steps` selections, arms shuffled by `seed` as the papers do.
+/// Returns the final state and the permutation (state arm `a` is matrix arm `perm[a]`).
+pub fn run(spec: &PolicySpec, matrix: &PrefMatrix, steps: usize, seed: u64, feedback: Feedback) -> (BanditState, Vec<Arm>) {
+    let mut rng = BanditRng::seed_from_u64(seed);
+    let k = matrix.k();
+    let mut perm: Vec<Arm> = (0..k).collect();
+    for i in (1..k).rev() {
+        perm.swap(i, rng.random_range(0..=i));
+    }
+    let m = matrix.permuted(&perm);
+    let mut state = BanditState::new(spec, k, TieRule::Ignore, &mut rng).expect("valid spec");
+    let mut pending: VecDeque<(usize, Arm, Arm)> = VecDeque::new();
+    let mut ready: Vec<(Arm, Arm)> = Vec::new();
+    for t in 0..steps {
+        let pair = state.select(&mut rng);
+        assert!(state.active[pair.first] && state.active[pair.second], "selected a retired arm");
+        if rng.random::<f64>() >= feedback.lost {
+            let (w, l) = if m.duel(pair.first, pair.second, &mut rng) {
+                (pair.first, pair.second)
+            } else {
+                (pair.second, pair.first)
+            };
+            pending.push_back((t + feedback.delay, w, l));
+        }
+        while pending.front().is_some_and(|(due, _, _)| *due <= t) {
+            let (_, w, l) = pending.pop_front().unwrap();
+            ready.push((w, l));
+        }
+        if ready.len() >= feedback.batch {
+            // Shuffle within the batch: outcomes arrive out of order.
+            for i in (1..ready.len()).rev() {
+                ready.swap(i, rng.random_range(0..=i));
+            }
+            for (w, l) in ready.drain(..) {
+                if w == l {
+                    state.record_tie(w, l, &mut rng).unwrap();
+                } else {
+                    state.record_win(w, l, &mut rng).unwrap();
+                }
+            }
+        }
+    }
+    (state, perm)
+}
+
+/// The matrix arm the state's champion report names, if any.
+pub fn champion_in_matrix(state: &BanditState, perm: &[Arm]) -> Option<Arm> {
+    state.champion().ranker.map(|a| perm[a])
+}
+
+/// Fraction of `seeds` in which the champion after `steps` is the matrix's Condorcet winner.
+pub fn success_rate(spec: &PolicySpec, matrix: &PrefMatrix, steps: usize, seeds: std::ops::Range<u64>, feedback: Feedback) -> f64 {
+    let winner = matrix.condorcet_winner().expect("matrix has a Condorcet winner");
+    let n = seeds.end - seeds.start;
+    let hits = seeds
+        .filter(|&s| {
+            let (state, perm) = run(spec, matrix, steps, s, feedback);
+            champion_in_matrix(&state, &perm) == Some(winner)
+        })
+        .count();
+    hits as f64 / n as f64
+}
