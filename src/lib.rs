@@ -4,5 +4,8 @@
 //! `bandit` (pure policies), `sim` (matrices, simulation), `store` (Postgres).
 
 pub mod bandit;
+pub mod engine;
+pub mod http;
+pub mod serve;
 pub mod sim;
 pub mod store;

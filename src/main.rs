@@ -1,1 +1,56 @@
-fn main() {}
+//! The `joust` command line: a thin layer over the library.
+
+use clap::{Parser, Subcommand};
+use rand::Rng;
+
+#[derive(Parser)]
+#[command(
+    name = "joust",
+    version,
+    about = "Online ranker evaluation with dueling bandits"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the HTTP service (on an embedded Postgres unless DATABASE_URL is set).
+    Serve(joust::serve::ServeArgs),
+    /// Print a new random API key (give it to `serve` as scope:KEY in --api-keys).
+    Keygen,
+}
+
+fn init_tracing() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,tower_http=warn"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if std::env::var(joust::serve::env::LOG_FORMAT).as_deref() == Ok("json") {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve(args) => {
+            init_tracing();
+            tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?
+                .block_on(joust::serve::run(args))
+        }
+        Command::Keygen => {
+            let bytes: [u8; 24] = rand::rng().random();
+            let key: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            println!("{key}");
+            Ok(())
+        }
+    }
+}

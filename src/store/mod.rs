@@ -1,6 +1,15 @@
-//! Postgres: migrations, queries, the outcome writer and the embedded local Postgres.
+//! Postgres: migrations, queries, the outcome writer's transaction steps and the embedded local
+//! Postgres. Postgres is the only source of truth; everything else caches it.
+
+pub mod embedded;
+pub mod experiments;
+pub mod outcomes;
+pub mod settings;
+pub mod state;
 
 use sqlx::PgPool;
+use sqlx::postgres::PgPoolOptions;
+use std::time::Duration;
 
 /// The migrations in `migrations/`, embedded at compile time.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
@@ -8,4 +17,28 @@ pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 /// Applies every pending migration.
 pub async fn migrate(pool: &PgPool) -> Result<(), sqlx::migrate::MigrateError> {
     MIGRATOR.run(pool).await
+}
+
+/// Whether every migration this release knows is applied.
+pub async fn migrations_applied(pool: &PgPool) -> Result<bool, StoreError> {
+    let latest = MIGRATOR.iter().map(|m| m.version).max().unwrap_or(0);
+    let applied: Option<i64> =
+        sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations WHERE success")
+            .fetch_one(pool)
+            .await?;
+    Ok(applied.unwrap_or(0) >= latest)
+}
+
+/// A connection pool that fails fast when the database is away, so requests get a 503 quickly
+/// instead of queueing.
+pub fn pool_options() -> PgPoolOptions {
+    PgPoolOptions::new()
+        .max_connections(16)
+        .acquire_timeout(Duration::from_secs(2))
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
 }

@@ -1,0 +1,213 @@
+//! Creating and changing experiments. Every change runs in a transaction that locks the state
+//! row, then bumps the version so that every replica reloads.
+
+use rand::{Rng, SeedableRng};
+use serde::Deserialize;
+use std::collections::HashSet;
+
+use crate::bandit::{BanditRng, BanditState, PolicySpec, TieRule};
+use crate::store::{self, experiments};
+
+use super::snapshot::{PersistedPolicy, Snapshot, Status, tie_rule_str};
+use super::{Engine, EngineError};
+
+pub const MAX_RANKERS: usize = 10_000;
+pub const MAX_NAME_LEN: usize = 200;
+/// One hour: long enough for a user's session of clicks to come back.
+pub const DEFAULT_ATTRIBUTION_WINDOW_SECS: i64 = 3600;
+/// Thirty days.
+pub const MAX_ATTRIBUTION_WINDOW_SECS: i64 = 30 * 24 * 3600;
+
+/// `POST /v1/experiments`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateExperiment {
+    pub name: String,
+    pub rankers: Vec<String>,
+    pub policy: PolicySpec,
+    #[serde(default)]
+    pub attribution_window_secs: Option<i64>,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    #[serde(default)]
+    pub tie_rule: Option<TieRule>,
+}
+
+fn check_name(what: &str, name: &str) -> Result<(), EngineError> {
+    if name.trim().is_empty() || name.len() > MAX_NAME_LEN || name.chars().any(char::is_control) {
+        return Err(EngineError::invalid(
+            "invalid_name",
+            format!(
+                "{what} must be 1 to {MAX_NAME_LEN} bytes without control characters, got {name:?}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+impl Engine {
+    pub async fn create_experiment(
+        &self,
+        req: CreateExperiment,
+    ) -> Result<std::sync::Arc<Snapshot>, EngineError> {
+        check_name("name", &req.name)?;
+        let k = req.rankers.len();
+        if !(2..=MAX_RANKERS).contains(&k) {
+            return Err(EngineError::invalid(
+                "invalid_rankers",
+                format!("an experiment needs 2 to {MAX_RANKERS} rankers, got {k}"),
+            ));
+        }
+        let mut seen = HashSet::new();
+        for r in &req.rankers {
+            check_name("a ranker name", r)?;
+            if !seen.insert(r.as_str()) {
+                return Err(EngineError::invalid(
+                    "duplicate_ranker",
+                    format!("ranker `{r}` is listed twice"),
+                ));
+            }
+        }
+        let window = req
+            .attribution_window_secs
+            .unwrap_or(DEFAULT_ATTRIBUTION_WINDOW_SECS);
+        if !(1..=MAX_ATTRIBUTION_WINDOW_SECS).contains(&window) {
+            return Err(EngineError::invalid(
+                "invalid_attribution_window",
+                format!(
+                    "attribution_window_secs must be in 1..={MAX_ATTRIBUTION_WINDOW_SECS}, got {window}"
+                ),
+            ));
+        }
+        let seed = req.seed.unwrap_or_else(|| rand::rng().random::<u64>() >> 1);
+        let tie_rule = req.tie_rule.unwrap_or_default();
+        let mut rng = BanditRng::seed_from_u64(seed);
+        let state = BanditState::new(&req.policy, k, tie_rule, &mut rng)
+            .map_err(|e| EngineError::invalid("invalid_policy", e.to_string()))?;
+        let id = experiments::insert(
+            &self.pool,
+            experiments::NewExperiment {
+                name: &req.name,
+                rankers: &req.rankers,
+                policy: serde_json::to_value(&req.policy).expect("spec serialises"),
+                tie_rule: tie_rule_str(tie_rule),
+                attribution_window_secs: window,
+                seed: seed as i64,
+                policy_state: PersistedPolicy::to_json(&state),
+            },
+        )
+        .await?;
+        self.reload(id).await
+    }
+
+    pub async fn set_status(
+        &self,
+        id: i64,
+        status: Status,
+    ) -> Result<std::sync::Arc<Snapshot>, EngineError> {
+        let mut tx = self.pool.begin().await.map_err(store::StoreError::from)?;
+        experiments::lock_state(&mut tx, id)
+            .await?
+            .ok_or(EngineError::UnknownExperiment(id))?;
+        let current = experiments::get(&mut *tx, id)
+            .await?
+            .ok_or(EngineError::UnknownExperiment(id))?;
+        if current.status == "concluded" && status != Status::Concluded {
+            return Err(EngineError::conflict(
+                "experiment_concluded",
+                "a concluded experiment cannot be resumed; create a new experiment",
+            ));
+        }
+        experiments::set_status(&mut tx, id, status.as_str()).await?;
+        experiments::bump_version(&mut tx, id, None).await?;
+        tx.commit().await.map_err(store::StoreError::from)?;
+        self.reload(id).await
+    }
+
+    pub async fn delete_experiment(&self, id: i64) -> Result<(), EngineError> {
+        let mut tx = self.pool.begin().await.map_err(store::StoreError::from)?;
+        experiments::lock_state(&mut tx, id)
+            .await?
+            .ok_or(EngineError::UnknownExperiment(id))?;
+        experiments::mark_deleted(&mut tx, id).await?;
+        experiments::bump_version(&mut tx, id, None).await?;
+        tx.commit().await.map_err(store::StoreError::from)?;
+        self.cache.remove(id);
+        Ok(())
+    }
+
+    /// Adds a ranker; it starts with no comparisons.
+    pub async fn add_ranker(
+        &self,
+        id: i64,
+        name: &str,
+    ) -> Result<std::sync::Arc<Snapshot>, EngineError> {
+        check_name("a ranker name", name)?;
+        self.change_state(id, |snap| {
+            if snap.by_name.contains_key(name) {
+                return Err(EngineError::conflict(
+                    "duplicate_ranker",
+                    format!("ranker `{name}` already exists in this experiment (names of retired rankers are not reused)"),
+                ));
+            }
+            if snap.names.len() >= MAX_RANKERS {
+                return Err(EngineError::conflict("too_many_rankers", format!("an experiment holds at most {MAX_RANKERS} rankers")));
+            }
+            let idx = snap.state.add_arm();
+            Ok(Some((idx as i32, name.to_string())))
+        })
+        .await
+    }
+
+    /// Retires a ranker: it is never selected again; its index and name are never reused.
+    pub async fn retire_ranker(
+        &self,
+        id: i64,
+        name: &str,
+    ) -> Result<std::sync::Arc<Snapshot>, EngineError> {
+        self.change_state(id, |snap| {
+            let arm = snap.arm(name)?;
+            snap.state.retire_arm(arm).map_err(|e| match e {
+                crate::bandit::StateError::RetiredArm(_) => EngineError::conflict(
+                    "ranker_retired",
+                    format!("ranker `{name}` is already retired"),
+                ),
+                other => EngineError::conflict("too_few_rankers", other.to_string()),
+            })?;
+            Ok(None)
+        })
+        .await
+    }
+
+    /// Loads the current state inside a locked transaction, lets `change` modify it, and writes
+    /// it back. `change` may return a new ranker to insert; a retirement is detected from the
+    /// active flags.
+    async fn change_state(
+        &self,
+        id: i64,
+        change: impl FnOnce(&mut Snapshot) -> Result<Option<(i32, String)>, EngineError>,
+    ) -> Result<std::sync::Arc<Snapshot>, EngineError> {
+        let mut tx = self.pool.begin().await.map_err(store::StoreError::from)?;
+        experiments::lock_state(&mut tx, id)
+            .await?
+            .ok_or(EngineError::UnknownExperiment(id))?;
+        let stored = store::state::load(&mut tx, id)
+            .await?
+            .ok_or(EngineError::UnknownExperiment(id))?;
+        let mut snap = Snapshot::from_stored(stored)?;
+        let before: Vec<bool> = snap.state.active.clone();
+        let added = change(&mut snap)?;
+        if let Some((idx, name)) = added {
+            experiments::insert_ranker(&mut tx, id, idx, &name).await?;
+        }
+        for (idx, (was, is)) in before.iter().zip(&snap.state.active).enumerate() {
+            if *was && !*is {
+                experiments::retire_ranker(&mut tx, id, idx as i32).await?;
+            }
+        }
+        let policy_state = PersistedPolicy::to_json(&snap.state);
+        experiments::bump_version(&mut tx, id, Some(&policy_state)).await?;
+        tx.commit().await.map_err(store::StoreError::from)?;
+        self.reload(id).await
+    }
+}

@@ -1,0 +1,189 @@
+//! Recording outcomes: check the token and the winner, hand the outcome to the writer, and answer
+//! once it is durable.
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::oneshot;
+
+use super::writer::{PendingOutcome, WriteRequest, Written};
+use super::{Engine, EngineError, now_ms};
+
+/// One outcome as posted.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutcomeInput {
+    pub duel_token: String,
+    /// A ranker name of that duel, or `"tie"`.
+    pub winner: String,
+}
+
+/// What was recorded for one outcome.
+#[derive(Debug, Clone, Serialize)]
+pub struct OutcomeRecord {
+    pub duel_id: String,
+    pub experiment_id: i64,
+    pub winner: String,
+    /// `recorded` the first time, `duplicate` for a retry of the same outcome.
+    pub status: &'static str,
+}
+
+pub const TIE: &str = "tie";
+
+/// Largest batch accepted in one request.
+pub const MAX_BATCH: usize = 10_000;
+
+impl Engine {
+    /// Checks one outcome and turns it into a pending write.
+    async fn prepare(&self, input: &OutcomeInput) -> Result<(PendingOutcome, String), EngineError> {
+        let claims = self
+            .signer
+            .verify(&input.duel_token)
+            .ok_or(EngineError::InvalidToken)?;
+        if now_ms() > claims.expires_at_ms {
+            metrics::counter!("joust_outcomes_rejected_total", "reason" => "expired").increment(1);
+            return Err(EngineError::ExpiredToken);
+        }
+        let snap = self.snapshot(claims.experiment_id).await?;
+        let (first, second) = (claims.first as usize, claims.second as usize);
+        if first >= snap.names.len() || second >= snap.names.len() {
+            return Err(EngineError::InvalidToken);
+        }
+        let winner = if input.winner == TIE {
+            None
+        } else {
+            let arm = snap.arm(&input.winner)?;
+            if arm != first && arm != second {
+                return Err(EngineError::invalid(
+                    "winner_not_in_duel",
+                    format!(
+                        "`{}` is not a ranker of this duel ({} vs {})",
+                        input.winner, snap.names[first], snap.names[second]
+                    ),
+                ));
+            }
+            // A ranker compared with itself cannot beat itself: record a tie.
+            (first != second).then_some(arm)
+        };
+        let issued_at =
+            chrono::DateTime::from_timestamp_millis(claims.issued_at_ms).unwrap_or_default();
+        let winner_name = winner.map_or_else(|| TIE.to_string(), |w| snap.names[w].clone());
+        Ok((
+            PendingOutcome {
+                duel_id: claims.duel_id(),
+                experiment_id: claims.experiment_id,
+                first,
+                second,
+                winner,
+                issued_at,
+            },
+            winner_name,
+        ))
+    }
+
+    async fn write(&self, items: Vec<PendingOutcome>) -> Result<Vec<Written>, EngineError> {
+        let (reply, answer) = oneshot::channel();
+        self.writer
+            .send(WriteRequest { items, reply })
+            .await
+            .map_err(|_| EngineError::Internal("outcome writer stopped".into()))?;
+        answer
+            .await
+            .map_err(|_| EngineError::Internal("outcome writer stopped".into()))?
+    }
+
+    fn finish(
+        &self,
+        pending: &PendingOutcome,
+        winner: String,
+        written: Written,
+    ) -> Result<OutcomeRecord, EngineError> {
+        let record = |status| OutcomeRecord {
+            duel_id: pending.duel_id.clone(),
+            experiment_id: pending.experiment_id,
+            winner: winner.clone(),
+            status,
+        };
+        match written {
+            Written::Recorded => {
+                metrics::counter!("joust_outcomes_applied_total").increment(1);
+                Ok(record("recorded"))
+            }
+            Written::Duplicate => {
+                metrics::counter!("joust_outcomes_rejected_total", "reason" => "duplicate")
+                    .increment(1);
+                Ok(record("duplicate"))
+            }
+            Written::Conflict(recorded) => {
+                metrics::counter!("joust_outcomes_rejected_total", "reason" => "conflict")
+                    .increment(1);
+                let names = self.cache.get(pending.experiment_id);
+                let recorded = match (recorded, names) {
+                    (Some(w), Some(s)) => s.names.get(w).cloned().unwrap_or_else(|| w.to_string()),
+                    (Some(w), None) => w.to_string(),
+                    (None, _) => TIE.to_string(),
+                };
+                Err(EngineError::OutcomeConflict { recorded })
+            }
+            Written::UnknownExperiment => {
+                Err(EngineError::UnknownExperiment(pending.experiment_id))
+            }
+        }
+    }
+
+    /// Records one outcome; answers after it is durable.
+    pub async fn record_outcome(&self, input: OutcomeInput) -> Result<OutcomeRecord, EngineError> {
+        let (pending, winner) = self.prepare(&input).await.inspect_err(count_rejection)?;
+        let written = self.write(vec![pending.clone()]).await?;
+        self.finish(
+            &pending,
+            winner,
+            written.into_iter().next().expect("one result per outcome"),
+        )
+    }
+
+    /// Records many outcomes; each gets its own result. Valid outcomes are durable before the
+    /// answer even when others in the batch are refused.
+    pub async fn record_outcomes(
+        &self,
+        inputs: Vec<OutcomeInput>,
+    ) -> Result<Vec<Result<OutcomeRecord, EngineError>>, EngineError> {
+        let mut results: Vec<Option<Result<OutcomeRecord, EngineError>>> =
+            Vec::with_capacity(inputs.len());
+        let mut pending = Vec::new();
+        let mut slots = Vec::new();
+        for (i, input) in inputs.iter().enumerate() {
+            match self.prepare(input).await {
+                Ok((p, w)) => {
+                    pending.push(p);
+                    slots.push((i, w));
+                    results.push(None);
+                }
+                // An outage is the whole batch's answer: nothing is acknowledged.
+                Err(EngineError::Unavailable) => return Err(EngineError::Unavailable),
+                Err(e) => {
+                    count_rejection(&e);
+                    results.push(Some(Err(e)));
+                }
+            }
+        }
+        if !pending.is_empty() {
+            let written = self.write(pending.clone()).await?;
+            for ((p, (i, w)), wr) in pending.iter().zip(slots).zip(written) {
+                results[i] = Some(self.finish(p, w, wr));
+            }
+        }
+        Ok(results
+            .into_iter()
+            .map(|r| r.expect("every outcome has a result"))
+            .collect())
+    }
+}
+
+fn count_rejection(e: &EngineError) {
+    let reason = match e {
+        EngineError::InvalidToken => "invalid_token",
+        EngineError::UnknownRanker(_) | EngineError::Invalid { .. } => "invalid_winner",
+        EngineError::UnknownExperiment(_) => "unknown_experiment",
+        _ => return,
+    };
+    metrics::counter!("joust_outcomes_rejected_total", "reason" => reason).increment(1);
+}

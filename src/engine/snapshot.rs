@@ -1,0 +1,150 @@
+//! The cached view of one experiment: its settings, ranker names and bandit state at one version.
+//! Snapshots are immutable; a change builds a new one and swaps it in.
+
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+use crate::bandit::{AnyPolicy, Arm, BanditState, PolicySpec, TieRule, WinMatrix};
+use crate::store::state::StoredExperiment;
+
+use super::EngineError;
+
+/// The lifecycle of an experiment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Running,
+    Paused,
+    Concluded,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Running => "running",
+            Status::Paused => "paused",
+            Status::Concluded => "concluded",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "running" => Some(Status::Running),
+            "paused" => Some(Status::Paused),
+            "concluded" => Some(Status::Concluded),
+            _ => None,
+        }
+    }
+}
+
+pub fn tie_rule_str(rule: TieRule) -> &'static str {
+    match rule {
+        TieRule::Ignore => "ignore",
+        TieRule::HalfWin => "half_win",
+    }
+}
+
+/// The policy part of the stored state. The win matrix and the active flags are stored in their
+/// own tables, so they are not repeated here.
+#[derive(Serialize, Deserialize)]
+pub struct PersistedPolicy {
+    pub format_version: u32,
+    pub policy: AnyPolicy,
+}
+
+impl PersistedPolicy {
+    pub fn to_json(state: &BanditState) -> serde_json::Value {
+        serde_json::to_value(PersistedPolicyRef {
+            format_version: state.format_version,
+            policy: &state.policy,
+        })
+        .expect("policy state serialises")
+    }
+}
+
+#[derive(Serialize)]
+struct PersistedPolicyRef<'a> {
+    format_version: u32,
+    policy: &'a AnyPolicy,
+}
+
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub id: i64,
+    pub name: String,
+    pub status: Status,
+    pub policy: PolicySpec,
+    pub attribution_window_secs: i64,
+    pub seed: i64,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub names: Vec<String>,
+    pub by_name: HashMap<String, Arm>,
+    pub state: BanditState,
+    pub version: i64,
+    pub outcomes_applied: i64,
+    pub ties_applied: i64,
+    pub updated_at: chrono::DateTime<chrono::Utc>,
+}
+
+impl Snapshot {
+    pub fn from_stored(s: StoredExperiment) -> Result<Snapshot, EngineError> {
+        let bad =
+            |what: String| EngineError::Internal(format!("experiment {}: {what}", s.experiment.id));
+        let e = &s.experiment;
+        let status =
+            Status::parse(&e.status).ok_or_else(|| bad(format!("unknown status {}", e.status)))?;
+        let policy: PolicySpec = serde_json::from_value(e.policy.clone())
+            .map_err(|err| bad(format!("policy spec: {err}")))?;
+        let ties = match e.tie_rule.as_str() {
+            "half_win" => TieRule::HalfWin,
+            _ => TieRule::Ignore,
+        };
+        let persisted: PersistedPolicy = serde_json::from_value(s.policy_state.clone())
+            .map_err(|err| bad(format!("policy state: {err}")))?;
+        let k = s.rankers.len();
+        let mut wins = WinMatrix::new(k);
+        for &(w, l, n) in &s.wins {
+            wins.add_wins(w as Arm, l as Arm, n as u32);
+        }
+        for &(a, b, n) in &s.ties {
+            wins.add_ties(a as Arm, b as Arm, n as u32);
+        }
+        let state = BanditState {
+            format_version: persisted.format_version,
+            active: s.rankers.iter().map(|r| !r.retired).collect(),
+            ties,
+            wins,
+            policy: persisted.policy,
+        };
+        state.check_version().map_err(|err| bad(err.to_string()))?;
+        let names: Vec<String> = s.rankers.iter().map(|r| r.name.clone()).collect();
+        let by_name = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i))
+            .collect();
+        Ok(Snapshot {
+            id: e.id,
+            name: e.name.clone(),
+            status,
+            policy,
+            attribution_window_secs: e.attribution_window_secs,
+            seed: e.seed,
+            created_at: e.created_at,
+            names,
+            by_name,
+            state,
+            version: s.version,
+            outcomes_applied: s.outcomes_applied,
+            ties_applied: s.ties_applied,
+            updated_at: s.updated_at,
+        })
+    }
+
+    pub fn arm(&self, name: &str) -> Result<Arm, EngineError> {
+        self.by_name
+            .get(name)
+            .copied()
+            .ok_or_else(|| EngineError::UnknownRanker(name.to_string()))
+    }
+}

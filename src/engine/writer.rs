@@ -1,0 +1,291 @@
+//! The outcome pipeline. Outcomes from all requests queue here; one task takes everything queued
+//! (up to a cap) and writes it in one transaction: lock each touched experiment's state row (in id
+//! order, so replicas never deadlock), insert the new outcome rows (the duel id is unique, so a
+//! retry inserts nothing), apply the new outcomes in order with the policy's update, write the
+//! counts and the policy state back with the version bumped, commit, and only then answer every
+//! waiting request. While one transaction commits the next group queues up, so the group size
+//! follows the load with no fixed delay.
+
+use rand::SeedableRng;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::bandit::{Arm, BanditRng, BanditState};
+use crate::store::outcomes::{self, OutcomeRow};
+use crate::store::{self, experiments};
+
+use super::snapshot::{PersistedPolicy, Snapshot};
+use super::{Cache, EngineError};
+
+/// Largest number of outcomes written in one transaction.
+pub const MAX_GROUP: usize = 20_000;
+
+/// One outcome waiting to be written.
+#[derive(Debug, Clone)]
+pub struct PendingOutcome {
+    pub duel_id: String,
+    pub experiment_id: i64,
+    pub first: Arm,
+    pub second: Arm,
+    /// `None` for a tie.
+    pub winner: Option<Arm>,
+    pub issued_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// What happened to one outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Written {
+    /// Newly recorded and applied.
+    Recorded,
+    /// The same outcome was recorded before (a retry); nothing counted twice.
+    Duplicate,
+    /// A different outcome was recorded before for this duel; carries the recorded winner.
+    Conflict(Option<Arm>),
+    /// The experiment no longer exists.
+    UnknownExperiment,
+}
+
+pub struct WriteRequest {
+    pub items: Vec<PendingOutcome>,
+    pub reply: oneshot::Sender<Result<Vec<Written>, EngineError>>,
+}
+
+pub fn spawn(pool: sqlx::PgPool, cache: Arc<Cache>) -> mpsc::Sender<WriteRequest> {
+    let (tx, rx) = mpsc::channel::<WriteRequest>(4096);
+    tokio::spawn(run(pool, cache, rx));
+    tx
+}
+
+async fn run(pool: sqlx::PgPool, cache: Arc<Cache>, mut rx: mpsc::Receiver<WriteRequest>) {
+    while let Some(first) = rx.recv().await {
+        let mut group = vec![first];
+        let mut n = group[0].items.len();
+        while n < MAX_GROUP {
+            match rx.try_recv() {
+                Ok(req) => {
+                    n += req.items.len();
+                    group.push(req);
+                }
+                Err(_) => break,
+            }
+        }
+        metrics::histogram!("joust_ingest_batch_size").record(n as f64);
+        let items: Vec<&PendingOutcome> = group.iter().flat_map(|r| r.items.iter()).collect();
+        let result = write_group(&pool, &cache, &items).await;
+        if result.is_err() {
+            metrics::counter!("joust_database_errors_total", "op" => "write_outcomes").increment(1);
+        }
+        let mut results = result.map(|v| v.into_iter());
+        for req in group {
+            let answer = match &mut results {
+                Ok(it) => Ok(it.by_ref().take(req.items.len()).collect()),
+                Err(e) => Err(match e {
+                    EngineError::Unavailable => EngineError::Unavailable,
+                    other => EngineError::Internal(other.to_string()),
+                }),
+            };
+            let _ = req.reply.send(answer);
+        }
+    }
+}
+
+/// RNG for the policy's updates: derived from the experiment's seed and the version being
+/// written, so any replica applying the same outcomes to the same version makes the same choices.
+fn update_rng(seed: i64, version: i64) -> BanditRng {
+    BanditRng::seed_from_u64((seed as u64) ^ (version as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+async fn write_group(
+    pool: &sqlx::PgPool,
+    cache: &Cache,
+    items: &[&PendingOutcome],
+) -> Result<Vec<Written>, EngineError> {
+    let mut results: Vec<Option<Written>> = vec![None; items.len()];
+    // The first occurrence of each duel id in the group is the one written; later ones are
+    // compared with it like retries.
+    let mut first_of: HashMap<&str, usize> = HashMap::new();
+    let mut by_experiment: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
+    for (i, item) in items.iter().enumerate() {
+        if first_of.contains_key(item.duel_id.as_str()) {
+            continue;
+        }
+        first_of.insert(&item.duel_id, i);
+        by_experiment.entry(item.experiment_id).or_default().push(i);
+    }
+
+    let mut tx = pool.begin().await.map_err(store::StoreError::from)?;
+    let mut locked: BTreeMap<i64, i64> = BTreeMap::new();
+    for &id in by_experiment.keys() {
+        match experiments::lock_state(&mut tx, id).await? {
+            Some(version) => {
+                locked.insert(id, version);
+            }
+            None => {
+                for &i in &by_experiment[&id] {
+                    results[i] = Some(Written::UnknownExperiment);
+                }
+            }
+        }
+    }
+    let rows: Vec<OutcomeRow> = by_experiment
+        .iter()
+        .filter(|(id, _)| locked.contains_key(id))
+        .flat_map(|(_, idx)| idx.iter())
+        .map(|&i| {
+            let it = items[i];
+            OutcomeRow {
+                duel_id: it.duel_id.clone(),
+                experiment_id: it.experiment_id,
+                first: it.first as i32,
+                second: it.second as i32,
+                winner: it.winner.map(|w| w as i32),
+                issued_at: it.issued_at,
+            }
+        })
+        .collect();
+    let inserted: std::collections::HashSet<String> = outcomes::insert_new(&mut tx, &rows)
+        .await?
+        .into_iter()
+        .collect();
+
+    // Outcomes recorded before (retries, or a different outcome for the same duel).
+    let earlier: Vec<String> = rows
+        .iter()
+        .filter(|r| !inserted.contains(&r.duel_id))
+        .map(|r| r.duel_id.clone())
+        .collect();
+    let recorded: HashMap<String, Option<i32>> = if earlier.is_empty() {
+        HashMap::new()
+    } else {
+        outcomes::recorded(&mut tx, &earlier)
+            .await?
+            .into_iter()
+            .collect()
+    };
+
+    let mut new_snapshots = Vec::new();
+    for (&id, &version) in &locked {
+        let new_items: Vec<usize> = by_experiment[&id]
+            .iter()
+            .copied()
+            .filter(|&i| inserted.contains(&items[i].duel_id))
+            .collect();
+        if new_items.is_empty() {
+            continue;
+        }
+        let mut snap = match cache.get(id).filter(|s| s.version == version) {
+            Some(s) => (*s).clone(),
+            None => {
+                let stored = store::state::load(&mut tx, id)
+                    .await?
+                    .ok_or(EngineError::UnknownExperiment(id))?;
+                Snapshot::from_stored(stored)?
+            }
+        };
+        let mut rng = update_rng(snap.seed, version);
+        let (applied, ties) = apply(
+            &mut snap.state,
+            new_items.iter().map(|&i| items[i]),
+            &mut rng,
+        )?;
+        let mut win_cells: BTreeMap<(i32, i32), i64> = BTreeMap::new();
+        let mut tie_cells: BTreeMap<(i32, i32), i64> = BTreeMap::new();
+        for &i in &new_items {
+            let it = items[i];
+            match it.winner {
+                Some(w) => {
+                    let l = if w == it.first { it.second } else { it.first };
+                    *win_cells.entry((w as i32, l as i32)).or_default() += 1;
+                }
+                None => {
+                    let (a, b) = (it.first.min(it.second), it.first.max(it.second));
+                    *tie_cells.entry((a as i32, b as i32)).or_default() += 1;
+                }
+            }
+        }
+        let cells = |m: BTreeMap<(i32, i32), i64>| {
+            m.into_iter()
+                .map(|((a, b), n)| (a, b, n))
+                .collect::<Vec<_>>()
+        };
+        outcomes::add_wins(&mut tx, id, &cells(win_cells)).await?;
+        outcomes::add_ties(&mut tx, id, &cells(tie_cells)).await?;
+        let policy_state = PersistedPolicy::to_json(&snap.state);
+        snap.version = outcomes::finish_state(&mut tx, id, &policy_state, applied, ties).await?;
+        snap.outcomes_applied += applied;
+        snap.ties_applied += ties;
+        snap.updated_at = chrono::Utc::now();
+        new_snapshots.push(snap);
+    }
+    tx.commit().await.map_err(store::StoreError::from)?;
+
+    for snap in new_snapshots {
+        cache.put(snap);
+    }
+    let winner_of = |i: usize| items[i].winner.map(|w| w as i32);
+    Ok(items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            if let Some(r) = results[i].take() {
+                return r;
+            }
+            let first = first_of[item.duel_id.as_str()];
+            if first != i {
+                // A repeat within this group: judged against the first occurrence's fate.
+                return match results_of_first(&inserted, &recorded, items[first]) {
+                    Some(w) if w == winner_of(i) => Written::Duplicate,
+                    Some(w) => Written::Conflict(w.map(|x| x as Arm)),
+                    None => Written::UnknownExperiment,
+                };
+            }
+            if inserted.contains(&item.duel_id) {
+                Written::Recorded
+            } else {
+                match recorded.get(&item.duel_id) {
+                    Some(w) if *w == winner_of(i) => Written::Duplicate,
+                    Some(w) => Written::Conflict(w.map(|x| x as Arm)),
+                    None => Written::UnknownExperiment,
+                }
+            }
+        })
+        .collect())
+}
+
+/// The winner now on record for the first occurrence of a duel in the group, if any.
+fn results_of_first(
+    inserted: &std::collections::HashSet<String>,
+    recorded: &HashMap<String, Option<i32>>,
+    first: &PendingOutcome,
+) -> Option<Option<i32>> {
+    if inserted.contains(&first.duel_id) {
+        Some(first.winner.map(|w| w as i32))
+    } else {
+        recorded.get(&first.duel_id).copied()
+    }
+}
+
+/// Applies outcomes in order; returns (non-tie outcomes, ties).
+fn apply<'a>(
+    state: &mut BanditState,
+    outcomes: impl Iterator<Item = &'a PendingOutcome>,
+    rng: &mut BanditRng,
+) -> Result<(i64, i64), EngineError> {
+    let (mut applied, mut ties) = (0, 0);
+    for o in outcomes {
+        let result = match o.winner {
+            Some(w) => {
+                applied += 1;
+                let l = if w == o.first { o.second } else { o.first };
+                state.record_win(w, l, rng)
+            }
+            None => {
+                ties += 1;
+                state.record_tie(o.first, o.second, rng)
+            }
+        };
+        result.map_err(|e| EngineError::Internal(e.to_string()))?;
+    }
+    Ok((applied, ties))
+}

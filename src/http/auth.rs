@@ -1,0 +1,151 @@
+//! Scoped API keys. `admin` keys may do everything; `ingest` keys ask for duels and post
+//! outcomes; `read` keys read experiments. Keys are given to `joust serve` with `--api-keys`
+//! (`JOUST_API_KEYS`), as `scope:key` pairs separated by commas; `joust keygen` prints a fresh
+//! random key. With no keys configured the API is open, which `joust serve` allows only on a
+//! loopback address.
+
+use axum::extract::FromRequestParts;
+use axum::http::StatusCode;
+use axum::http::request::Parts;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::AppState;
+use super::error::ApiError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scope {
+    Admin,
+    Ingest,
+    Read,
+}
+
+impl Scope {
+    fn parse(s: &str) -> Option<Scope> {
+        match s {
+            "admin" => Some(Scope::Admin),
+            "ingest" => Some(Scope::Ingest),
+            "read" => Some(Scope::Read),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Scope::Admin => "admin",
+            Scope::Ingest => "ingest",
+            Scope::Read => "read",
+        }
+    }
+}
+
+/// The configured keys.
+#[derive(Debug, Clone, Default)]
+pub struct ApiKeys {
+    keys: HashMap<String, Scope>,
+}
+
+impl ApiKeys {
+    /// Parses `scope:key,scope:key`.
+    pub fn parse(text: &str) -> Result<ApiKeys, String> {
+        let mut keys = HashMap::new();
+        for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (scope, key) = item
+                .split_once(':')
+                .ok_or_else(|| format!("API key entry `{item}` is not of the form scope:key"))?;
+            let scope = Scope::parse(scope.trim()).ok_or_else(|| {
+                format!("unknown API key scope `{scope}`; use admin, ingest or read")
+            })?;
+            if key.len() < 16 {
+                return Err(format!(
+                    "API keys must be at least 16 characters (scope {})",
+                    scope.name()
+                ));
+            }
+            keys.insert(key.to_string(), scope);
+        }
+        Ok(ApiKeys { keys })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    fn check(&self, parts: &Parts, needed: Scope) -> Result<(), ApiError> {
+        if self.keys.is_empty() {
+            return Ok(());
+        }
+        let presented = parts
+            .headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim);
+        let Some(key) = presented else {
+            return Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "an API key is required: send `Authorization: Bearer KEY`",
+            ));
+        };
+        match self.keys.get(key) {
+            None => Err(ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "unknown API key",
+            )),
+            Some(Scope::Admin) => Ok(()),
+            Some(s) if *s == needed => Ok(()),
+            Some(s) => Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                format!(
+                    "this key has scope `{}`; this request needs `{}`",
+                    s.name(),
+                    needed.name()
+                ),
+            )),
+        }
+    }
+}
+
+macro_rules! scope_guard {
+    ($name:ident, $scope:expr, $doc:literal) => {
+        #[doc = $doc]
+        pub struct $name;
+
+        impl FromRequestParts<Arc<AppState>> for $name {
+            type Rejection = ApiError;
+
+            async fn from_request_parts(
+                parts: &mut Parts,
+                state: &Arc<AppState>,
+            ) -> Result<Self, ApiError> {
+                state.keys.check(parts, $scope).map(|_| $name)
+            }
+        }
+    };
+}
+
+scope_guard!(
+    AdminKey,
+    Scope::Admin,
+    "Requires an admin key (when keys are configured)."
+);
+scope_guard!(IngestKey, Scope::Ingest, "Requires an ingest or admin key.");
+scope_guard!(ReadKey, Scope::Read, "Requires a read or admin key.");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_scoped_keys_and_refuses_bad_entries() {
+        let keys = ApiKeys::parse("admin:aaaaaaaaaaaaaaaa, read:bbbbbbbbbbbbbbbb").unwrap();
+        assert_eq!(keys.keys.len(), 2);
+        assert!(ApiKeys::parse("root:aaaaaaaaaaaaaaaa").is_err());
+        assert!(ApiKeys::parse("admin:short").is_err());
+        assert!(ApiKeys::parse("adminaaaaaaaaaaaaaaaa").is_err());
+        assert!(ApiKeys::parse("").unwrap().is_empty());
+    }
+}

@@ -1,0 +1,143 @@
+//! `/v1/experiments`: create, list, read, change status, delete, add and retire rankers.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::json;
+use std::sync::Arc;
+
+use crate::engine::Status;
+use crate::engine::experiments::CreateExperiment;
+
+use super::AppState;
+use super::auth::{AdminKey, ReadKey};
+use super::error::ApiError;
+use super::json::{Json, Path, Query};
+use super::views;
+
+pub async fn create(
+    _: AdminKey,
+    State(app): State<Arc<AppState>>,
+    Json(req): Json<CreateExperiment>,
+) -> Result<Response, ApiError> {
+    let snap = app.engine.create_experiment(req).await?;
+    Ok((StatusCode::CREATED, axum::Json(views::detail(&snap, 0))).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    #[serde(default)]
+    after: Option<i64>,
+    #[serde(default)]
+    limit: Option<i64>,
+}
+
+pub const MAX_PAGE: i64 = 200;
+
+pub async fn list(
+    _: ReadKey,
+    State(app): State<Arc<AppState>>,
+    Query(q): Query<ListQuery>,
+) -> Result<Response, ApiError> {
+    let limit = q.limit.unwrap_or(50);
+    if !(1..=MAX_PAGE).contains(&limit) {
+        return Err(ApiError::bad_request(
+            "invalid_query",
+            format!("limit must be in 1..={MAX_PAGE}"),
+        ));
+    }
+    let page = app.engine.list(q.after.unwrap_or(0), limit).await?;
+    let next_after = (page.len() as i64 == limit)
+        .then(|| page.last().map(|s| s.id))
+        .flatten();
+    let items: Vec<_> = page.iter().map(|s| views::summary(s)).collect();
+    Ok(axum::Json(json!({ "experiments": items, "next_after": next_after })).into_response())
+}
+
+pub async fn get(
+    _: ReadKey,
+    State(app): State<Arc<AppState>>,
+    Path(id): Path<i64>,
+) -> Result<Response, ApiError> {
+    let snap = app.engine.snapshot(id).await?;
+    let issued = app.engine.duels_issued(id).await?;
+    Ok(axum::Json(views::detail(&snap, issued)).into_response())
+}
+
+pub async fn matrix(
+    _: ReadKey,
+    State(app): State<Arc<AppState>>,
+    Path(id): Path<i64>,
+) -> Result<Response, ApiError> {
+    let snap = app.engine.snapshot(id).await?;
+    let body = views::matrix(&snap).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "matrix_too_large",
+            format!(
+                "the matrix endpoint returns experiments of at most {} active rankers",
+                views::MAX_MATRIX_RANKERS
+            ),
+        )
+    })?;
+    Ok(axum::Json(body).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PatchExperiment {
+    status: Status,
+}
+
+pub async fn patch(
+    _: AdminKey,
+    State(app): State<Arc<AppState>>,
+    Path(id): Path<i64>,
+    Json(req): Json<PatchExperiment>,
+) -> Result<Response, ApiError> {
+    let snap = app.engine.set_status(id, req.status).await?;
+    let issued = app.engine.duels_issued(id).await?;
+    Ok(axum::Json(views::detail(&snap, issued)).into_response())
+}
+
+pub async fn delete(
+    _: AdminKey,
+    State(app): State<Arc<AppState>>,
+    Path(id): Path<i64>,
+) -> Result<Response, ApiError> {
+    app.engine.delete_experiment(id).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AddRanker {
+    name: String,
+}
+
+pub async fn add_ranker(
+    _: AdminKey,
+    State(app): State<Arc<AppState>>,
+    Path(id): Path<i64>,
+    Json(req): Json<AddRanker>,
+) -> Result<Response, ApiError> {
+    let snap = app.engine.add_ranker(id, &req.name).await?;
+    let index = snap.by_name[&req.name];
+    Ok((
+        StatusCode::CREATED,
+        axum::Json(json!({ "name": req.name, "index": index, "active": true })),
+    )
+        .into_response())
+}
+
+pub async fn retire_ranker(
+    _: AdminKey,
+    State(app): State<Arc<AppState>>,
+    Path((id, name)): Path<(i64, String)>,
+) -> Result<Response, ApiError> {
+    let snap = app.engine.retire_ranker(id, &name).await?;
+    let index = snap.by_name[&name];
+    Ok(axum::Json(json!({ "name": name, "index": index, "active": false })).into_response())
+}

@@ -1,0 +1,37 @@
+//! `/healthz` (the process is up), `/readyz` (database reachable, migrations applied) and
+//! `/metrics` (Prometheus text format).
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+use std::sync::Arc;
+
+use super::AppState;
+use super::error::ApiError;
+
+pub async fn healthz() -> Response {
+    axum::Json(json!({ "status": "ok" })).into_response()
+}
+
+pub async fn readyz(State(app): State<Arc<AppState>>) -> Result<Response, ApiError> {
+    match app.engine.ready().await {
+        Ok(()) => Ok(axum::Json(json!({ "status": "ready" })).into_response()),
+        Err(why) => Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not_ready",
+            why,
+        )),
+    }
+}
+
+pub async fn metrics(State(app): State<Arc<AppState>>) -> Response {
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4",
+        )],
+        app.metrics.render(),
+    )
+        .into_response()
+}

@@ -1,0 +1,57 @@
+//! Request metrics per route, and the process-wide Prometheus recorder.
+
+use axum::extract::{MatchedPath, Request};
+use axum::middleware::Next;
+use axum::response::Response;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+/// Latency buckets in seconds: from 50 microseconds (a duel from memory) to 5 s.
+const LATENCY_BUCKETS: &[f64] = &[
+    0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
+    2.5, 5.0,
+];
+const BATCH_BUCKETS: &[f64] = &[
+    1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0, 10000.0, 20000.0,
+];
+
+/// The recorder is global to the process; several servers in one process (tests) share it.
+pub fn handle() -> PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            PrometheusBuilder::new()
+                .set_buckets_for_metric(
+                    Matcher::Full("joust_http_request_duration_seconds".into()),
+                    LATENCY_BUCKETS,
+                )
+                .and_then(|b| {
+                    b.set_buckets_for_metric(
+                        Matcher::Full("joust_ingest_batch_size".into()),
+                        BATCH_BUCKETS,
+                    )
+                })
+                .expect("valid buckets")
+                .install_recorder()
+                .expect("the metrics recorder is installed once")
+        })
+        .clone()
+}
+
+/// Counts requests and records latency per route and status.
+pub async fn track(req: Request, next: Next) -> Response {
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_string(), |p| p.as_str().to_string());
+    let method = req.method().to_string();
+    let start = Instant::now();
+    let response = next.run(req).await;
+    let status = response.status().as_u16().to_string();
+    let labels = [("route", route), ("method", method), ("status", status)];
+    metrics::counter!("joust_http_requests_total", &labels).increment(1);
+    metrics::histogram!("joust_http_request_duration_seconds", &labels)
+        .record(start.elapsed().as_secs_f64());
+    response
+}

@@ -1,0 +1,103 @@
+//! The HTTP API: an axum router with one module per resource. Handlers are thin: they parse,
+//! check the API key's scope, call one engine function and render JSON.
+
+pub mod auth;
+pub mod duels;
+pub mod error;
+pub mod experiments;
+pub mod health;
+pub mod json;
+pub mod metrics;
+pub mod outcomes;
+pub mod views;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{delete, get, post};
+use std::future::Future;
+use std::sync::Arc;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+
+use crate::engine::Engine;
+use auth::ApiKeys;
+use error::ApiError;
+
+/// Largest request body: a full batch of outcomes (10,000 tokens of ~100 bytes) fits.
+pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+pub struct AppState {
+    pub engine: Arc<Engine>,
+    pub keys: ApiKeys,
+    pub metrics: metrics_exporter_prometheus::PrometheusHandle,
+}
+
+pub fn router(state: Arc<AppState>) -> Router {
+    let v1 = Router::new()
+        .route(
+            "/experiments",
+            post(experiments::create).get(experiments::list),
+        )
+        .route(
+            "/experiments/{id}",
+            get(experiments::get)
+                .patch(experiments::patch)
+                .delete(experiments::delete),
+        )
+        .route("/experiments/{id}/matrix", get(experiments::matrix))
+        .route("/experiments/{id}/rankers", post(experiments::add_ranker))
+        .route(
+            "/experiments/{id}/rankers/{name}",
+            delete(experiments::retire_ranker),
+        )
+        .route("/experiments/{id}/duels", post(duels::create))
+        .route("/outcomes", post(outcomes::create))
+        .route("/outcomes/batch", post(outcomes::batch));
+    let request_id = axum::http::HeaderName::from_static("x-request-id");
+    Router::new()
+        .nest("/v1", v1)
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .route("/metrics", get(health::metrics))
+        .fallback(|| async { ApiError::not_found("no such endpoint") })
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(
+                axum::http::StatusCode::METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                "this endpoint does not accept that method",
+            )
+        })
+        .layer(axum::middleware::from_fn(metrics::track))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(CatchPanicLayer::custom(|_| {
+            use axum::response::IntoResponse;
+            ApiError::new(
+                axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "internal error",
+            )
+            .into_response()
+        }))
+        .layer(TraceLayer::new_for_http())
+        .layer(PropagateRequestIdLayer::new(request_id.clone()))
+        .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
+        .with_state(state)
+}
+
+/// Serves the API on `listener` until `shutdown` resolves, then finishes in-flight requests.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    engine: Arc<Engine>,
+    keys: ApiKeys,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let state = Arc::new(AppState {
+        engine,
+        keys,
+        metrics: metrics::handle(),
+    });
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown)
+        .await
+}

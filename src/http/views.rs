@@ -1,0 +1,162 @@
+//! JSON views of experiments for the API.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::bandit::champion::{self, ChampionBasis};
+use crate::bandit::{Arm, PolicySpec};
+use crate::engine::Snapshot;
+use crate::engine::snapshot::tie_rule_str;
+
+/// Largest experiment whose full matrices the matrix endpoint returns.
+pub const MAX_MATRIX_RANKERS: usize = 1000;
+
+#[derive(Serialize)]
+pub struct ExperimentSummary<'a> {
+    pub id: i64,
+    pub name: &'a str,
+    pub status: &'static str,
+    pub policy: &'a PolicySpec,
+    pub rankers: usize,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+}
+
+pub fn summary(s: &Snapshot) -> ExperimentSummary<'_> {
+    ExperimentSummary {
+        id: s.id,
+        name: &s.name,
+        status: s.status.as_str(),
+        policy: &s.policy,
+        rankers: s.names.len(),
+        created_at: s.created_at,
+    }
+}
+
+fn names(s: &Snapshot, arms: &[Arm]) -> Vec<String> {
+    arms.iter().map(|&a| s.names[a].clone()).collect()
+}
+
+fn basis_str(b: ChampionBasis) -> &'static str {
+    match b {
+        ChampionBasis::ConfidentCondorcet => "confident_condorcet",
+        ChampionBasis::Policy => "policy",
+        ChampionBasis::CondorcetCandidate => "condorcet_candidate",
+        ChampionBasis::Copeland => "copeland",
+        ChampionBasis::None => "none",
+    }
+}
+
+/// The champion with the evidence behind it, with ranker names.
+pub fn champion(s: &Snapshot) -> Value {
+    let r = s.state.champion();
+    let name = |a: Option<Arm>| a.map(|a| s.names[a].clone());
+    json!({
+        "ranker": name(r.ranker),
+        "basis": basis_str(r.basis),
+        "confident": r.confident,
+        "condorcet_candidate": name(r.condorcet_candidate),
+        "copeland_leaders": names(s, &r.copeland_leaders),
+        "copeland_score": r.copeland_score,
+        "policy_belief": name(r.policy_belief),
+        "contenders": names(s, &r.contenders),
+    })
+}
+
+/// Per-ranker counts: wins, losses, ties and duels with an outcome.
+fn rankers(s: &Snapshot) -> Vec<Value> {
+    let k = s.names.len();
+    let w = &s.state.wins;
+    let mut wins = vec![0u64; k];
+    let mut losses = vec![0u64; k];
+    let mut ties = vec![0u64; k];
+    for (i, j, n) in w.win_cells() {
+        wins[i] += n as u64;
+        losses[j] += n as u64;
+    }
+    for (a, b, n) in w.tie_cells() {
+        ties[a] += n as u64;
+        if a != b {
+            ties[b] += n as u64;
+        }
+    }
+    (0..k)
+        .map(|i| {
+            json!({
+                "name": s.names[i],
+                "index": i,
+                "active": s.state.active[i],
+                "wins": wins[i],
+                "losses": losses[i],
+                "ties": ties[i],
+                "comparisons": wins[i] + losses[i] + ties[i],
+            })
+        })
+        .collect()
+}
+
+/// Everything a dashboard needs about one experiment.
+pub fn detail(s: &Snapshot, duels_issued: i64) -> Value {
+    json!({
+        "id": s.id,
+        "name": s.name,
+        "status": s.status.as_str(),
+        "policy": s.policy,
+        "tie_rule": tie_rule_str(s.state.ties),
+        "attribution_window_secs": s.attribution_window_secs,
+        "seed": s.seed,
+        "created_at": s.created_at,
+        "version": s.version,
+        "updated_at": s.updated_at,
+        "duels_issued": duels_issued,
+        "outcomes_applied": s.outcomes_applied,
+        "ties_recorded": s.ties_applied,
+        "rankers": rankers(s),
+        "champion": champion(s),
+        "matrix_url": format!("/v1/experiments/{}/matrix", s.id),
+    })
+}
+
+/// The win matrix and the estimated preference matrix with confidence intervals, over active
+/// rankers. `None` when the experiment is too large to return whole.
+pub fn matrix(s: &Snapshot) -> Option<Value> {
+    let view = s.state.view();
+    let active: Vec<Arm> = view.active_arms().collect();
+    if active.len() > MAX_MATRIX_RANKERS {
+        return None;
+    }
+    let k_active = active.len();
+    let wins: Vec<Vec<u32>> = active
+        .iter()
+        .map(|&i| active.iter().map(|&j| s.state.wins.wins(i, j)).collect())
+        .collect();
+    let ties: Vec<Vec<u32>> = active
+        .iter()
+        .map(|&i| {
+            active
+                .iter()
+                .map(|&j| if i == j { 0 } else { s.state.wins.ties(i, j) })
+                .collect()
+        })
+        .collect();
+    let estimate = |f: fn(&champion::PreferenceEstimate) -> f64| -> Vec<Vec<f64>> {
+        active
+            .iter()
+            .map(|&i| {
+                active
+                    .iter()
+                    .map(|&j| f(&champion::estimate(&view, i, j, k_active)))
+                    .collect()
+            })
+            .collect()
+    };
+    Some(json!({
+        "rankers": names(s, &active),
+        "wins": wins,
+        "ties": ties,
+        "preference": estimate(|e| e.p),
+        "lower": estimate(|e| e.lower),
+        "upper": estimate(|e| e.upper),
+        "confidence": 1.0 - champion::DELTA,
+        "version": s.version,
+    }))
+}

@@ -1,0 +1,235 @@
+//! Queries on experiments and their rankers. Every change that affects what replicas cache bumps
+//! the experiment's state version, so one poll of versions tells a replica what to reload.
+
+use serde_json::Value;
+use sqlx::{PgPool, Postgres, Row, Transaction};
+
+use super::StoreError;
+
+/// An experiment's settings as stored (everything but the bandit state).
+#[derive(Debug, Clone)]
+pub struct ExperimentRow {
+    pub id: i64,
+    pub name: String,
+    pub status: String,
+    pub policy: Value,
+    pub tie_rule: String,
+    pub attribution_window_secs: i64,
+    pub seed: i64,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// A ranker of an experiment.
+#[derive(Debug, Clone)]
+pub struct RankerRow {
+    pub idx: i32,
+    pub name: String,
+    pub retired: bool,
+}
+
+/// What creating an experiment writes.
+pub struct NewExperiment<'a> {
+    pub name: &'a str,
+    pub rankers: &'a [String],
+    pub policy: Value,
+    pub tie_rule: &'a str,
+    pub attribution_window_secs: i64,
+    pub seed: i64,
+    pub policy_state: Value,
+}
+
+pub async fn insert(pool: &PgPool, new: NewExperiment<'_>) -> Result<i64, StoreError> {
+    let mut tx = pool.begin().await?;
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO experiments (name, status, policy, tie_rule, attribution_window_secs, seed)
+         VALUES ($1, 'running', $2, $3, $4, $5) RETURNING id",
+    )
+    .bind(new.name)
+    .bind(&new.policy)
+    .bind(new.tie_rule)
+    .bind(new.attribution_window_secs)
+    .bind(new.seed)
+    .fetch_one(&mut *tx)
+    .await?;
+    let idx: Vec<i32> = (0..new.rankers.len() as i32).collect();
+    sqlx::query(
+        "INSERT INTO rankers (experiment_id, idx, name)
+         SELECT $1, * FROM UNNEST($2::int[], $3::text[])",
+    )
+    .bind(id)
+    .bind(&idx)
+    .bind(new.rankers)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query(
+        "INSERT INTO experiment_state (experiment_id, version, policy_state) VALUES ($1, 1, $2)",
+    )
+    .bind(id)
+    .bind(&new.policy_state)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
+fn experiment_from_row(row: &sqlx::postgres::PgRow) -> Result<ExperimentRow, sqlx::Error> {
+    Ok(ExperimentRow {
+        id: row.try_get("id")?,
+        name: row.try_get("name")?,
+        status: row.try_get("status")?,
+        policy: row.try_get("policy")?,
+        tie_rule: row.try_get("tie_rule")?,
+        attribution_window_secs: row.try_get("attribution_window_secs")?,
+        seed: row.try_get("seed")?,
+        created_at: row.try_get("created_at")?,
+    })
+}
+
+const EXPERIMENT_COLUMNS: &str =
+    "id, name, status, policy, tie_rule, attribution_window_secs, seed, created_at";
+
+/// A live (not deleted) experiment.
+pub async fn get<'e, E: sqlx::PgExecutor<'e>>(
+    db: E,
+    id: i64,
+) -> Result<Option<ExperimentRow>, StoreError> {
+    let row = sqlx::query(&format!(
+        "SELECT {EXPERIMENT_COLUMNS} FROM experiments WHERE id = $1 AND deleted_at IS NULL"
+    ))
+    .bind(id)
+    .fetch_optional(db)
+    .await?;
+    Ok(row.as_ref().map(experiment_from_row).transpose()?)
+}
+
+/// Live experiments with id > `after`, oldest first.
+pub async fn list(pool: &PgPool, after: i64, limit: i64) -> Result<Vec<ExperimentRow>, StoreError> {
+    let rows = sqlx::query(&format!(
+        "SELECT {EXPERIMENT_COLUMNS} FROM experiments
+         WHERE deleted_at IS NULL AND id > $1 ORDER BY id LIMIT $2"
+    ))
+    .bind(after)
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(experiment_from_row)
+        .collect::<Result<_, _>>()?)
+}
+
+pub async fn rankers<'e, E: sqlx::PgExecutor<'e>>(
+    db: E,
+    id: i64,
+) -> Result<Vec<RankerRow>, StoreError> {
+    let rows = sqlx::query(
+        "SELECT idx, name, retired_at IS NOT NULL AS retired FROM rankers
+         WHERE experiment_id = $1 ORDER BY idx",
+    )
+    .bind(id)
+    .fetch_all(db)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(RankerRow {
+                idx: r.try_get("idx")?,
+                name: r.try_get("name")?,
+                retired: r.try_get("retired")?,
+            })
+        })
+        .collect()
+}
+
+/// Locks the experiment's state row for the rest of the transaction and returns its version,
+/// or `None` if the experiment does not exist or was deleted.
+pub async fn lock_state(
+    tx: &mut Transaction<'_, Postgres>,
+    id: i64,
+) -> Result<Option<i64>, StoreError> {
+    let version = sqlx::query_scalar(
+        "SELECT s.version FROM experiment_state s JOIN experiments e ON e.id = s.experiment_id
+         WHERE s.experiment_id = $1 AND e.deleted_at IS NULL FOR UPDATE OF s",
+    )
+    .bind(id)
+    .fetch_optional(&mut **tx)
+    .await?;
+    Ok(version)
+}
+
+/// Bumps the version after a change that replicas must reload.
+pub async fn bump_version(
+    tx: &mut Transaction<'_, Postgres>,
+    id: i64,
+    policy_state: Option<&Value>,
+) -> Result<i64, StoreError> {
+    let version = sqlx::query_scalar(
+        "UPDATE experiment_state SET version = version + 1, updated_at = now(),
+                policy_state = COALESCE($2, policy_state)
+         WHERE experiment_id = $1 RETURNING version",
+    )
+    .bind(id)
+    .bind(policy_state)
+    .fetch_one(&mut **tx)
+    .await?;
+    Ok(version)
+}
+
+pub async fn set_status(
+    tx: &mut Transaction<'_, Postgres>,
+    id: i64,
+    status: &str,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE experiments SET status = $2 WHERE id = $1")
+        .bind(id)
+        .bind(status)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+pub async fn mark_deleted(tx: &mut Transaction<'_, Postgres>, id: i64) -> Result<(), StoreError> {
+    sqlx::query("UPDATE experiments SET deleted_at = now() WHERE id = $1")
+        .bind(id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+pub async fn insert_ranker(
+    tx: &mut Transaction<'_, Postgres>,
+    id: i64,
+    idx: i32,
+    name: &str,
+) -> Result<(), StoreError> {
+    sqlx::query("INSERT INTO rankers (experiment_id, idx, name) VALUES ($1, $2, $3)")
+        .bind(id)
+        .bind(idx)
+        .bind(name)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+pub async fn retire_ranker(
+    tx: &mut Transaction<'_, Postgres>,
+    id: i64,
+    idx: i32,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE rankers SET retired_at = now() WHERE experiment_id = $1 AND idx = $2")
+        .bind(id)
+        .bind(idx)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Current versions of every live experiment: what a replica polls to find changes.
+pub async fn versions(pool: &PgPool) -> Result<Vec<(i64, i64)>, StoreError> {
+    let rows = sqlx::query_as(
+        "SELECT s.experiment_id, s.version FROM experiment_state s
+         JOIN experiments e ON e.id = s.experiment_id WHERE e.deleted_at IS NULL",
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows)
+}

@@ -1,0 +1,143 @@
+//! The outcome writer's queries. They run inside one transaction per group of outcomes: insert
+//! the new rows (the duel id is unique, so a retried outcome inserts nothing), find what was
+//! already recorded, then add to the counts and write the policy's state back.
+
+use sqlx::{Postgres, Row, Transaction};
+
+use super::StoreError;
+
+/// One outcome row to insert.
+#[derive(Debug, Clone)]
+pub struct OutcomeRow {
+    pub duel_id: String,
+    pub experiment_id: i64,
+    pub first: i32,
+    pub second: i32,
+    /// `None` for a tie.
+    pub winner: Option<i32>,
+    pub issued_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// Inserts the rows; returns the duel ids that were new (the others were recorded before).
+pub async fn insert_new(
+    tx: &mut Transaction<'_, Postgres>,
+    rows: &[OutcomeRow],
+) -> Result<Vec<String>, StoreError> {
+    let duel_ids: Vec<&str> = rows.iter().map(|r| r.duel_id.as_str()).collect();
+    let experiments: Vec<i64> = rows.iter().map(|r| r.experiment_id).collect();
+    let firsts: Vec<i32> = rows.iter().map(|r| r.first).collect();
+    let seconds: Vec<i32> = rows.iter().map(|r| r.second).collect();
+    let winners: Vec<Option<i32>> = rows.iter().map(|r| r.winner).collect();
+    let issued: Vec<chrono::DateTime<chrono::Utc>> = rows.iter().map(|r| r.issued_at).collect();
+    let inserted = sqlx::query_scalar(
+        "INSERT INTO outcomes (duel_id, experiment_id, first_idx, second_idx, winner_idx, issued_at)
+         SELECT * FROM UNNEST($1::text[], $2::bigint[], $3::int[], $4::int[], $5::int[], $6::timestamptz[])
+         ON CONFLICT (duel_id) DO NOTHING RETURNING duel_id",
+    )
+    .bind(&duel_ids)
+    .bind(&experiments)
+    .bind(&firsts)
+    .bind(&seconds)
+    .bind(&winners)
+    .bind(&issued)
+    .fetch_all(&mut **tx)
+    .await?;
+    Ok(inserted)
+}
+
+/// The recorded winner (`None` = tie) of each of these duels that has an outcome.
+pub async fn recorded(
+    tx: &mut Transaction<'_, Postgres>,
+    duel_ids: &[String],
+) -> Result<Vec<(String, Option<i32>)>, StoreError> {
+    let rows = sqlx::query("SELECT duel_id, winner_idx FROM outcomes WHERE duel_id = ANY($1)")
+        .bind(duel_ids)
+        .fetch_all(&mut **tx)
+        .await?;
+    rows.iter()
+        .map(|r| Ok((r.try_get("duel_id")?, r.try_get("winner_idx")?)))
+        .collect()
+}
+
+/// Adds win counts `(winner, loser, n)` for one experiment.
+pub async fn add_wins(
+    tx: &mut Transaction<'_, Postgres>,
+    experiment: i64,
+    cells: &[(i32, i32, i64)],
+) -> Result<(), StoreError> {
+    if cells.is_empty() {
+        return Ok(());
+    }
+    let (a, b, n) = unzip3(cells);
+    sqlx::query(
+        "INSERT INTO win_counts (experiment_id, winner, loser, wins)
+         SELECT $1, * FROM UNNEST($2::int[], $3::int[], $4::bigint[])
+         ON CONFLICT (experiment_id, winner, loser) DO UPDATE SET wins = win_counts.wins + EXCLUDED.wins",
+    )
+    .bind(experiment)
+    .bind(&a)
+    .bind(&b)
+    .bind(&n)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Adds tie counts `(a, b, n)` with a <= b for one experiment.
+pub async fn add_ties(
+    tx: &mut Transaction<'_, Postgres>,
+    experiment: i64,
+    cells: &[(i32, i32, i64)],
+) -> Result<(), StoreError> {
+    if cells.is_empty() {
+        return Ok(());
+    }
+    let (a, b, n) = unzip3(cells);
+    sqlx::query(
+        "INSERT INTO tie_counts (experiment_id, a, b, ties)
+         SELECT $1, * FROM UNNEST($2::int[], $3::int[], $4::bigint[])
+         ON CONFLICT (experiment_id, a, b) DO UPDATE SET ties = tie_counts.ties + EXCLUDED.ties",
+    )
+    .bind(experiment)
+    .bind(&a)
+    .bind(&b)
+    .bind(&n)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+fn unzip3(cells: &[(i32, i32, i64)]) -> (Vec<i32>, Vec<i32>, Vec<i64>) {
+    let mut a = Vec::with_capacity(cells.len());
+    let mut b = Vec::with_capacity(cells.len());
+    let mut n = Vec::with_capacity(cells.len());
+    for &(x, y, c) in cells {
+        a.push(x);
+        b.push(y);
+        n.push(c);
+    }
+    (a, b, n)
+}
+
+/// Writes the policy's new state and counters; returns the new version.
+pub async fn finish_state(
+    tx: &mut Transaction<'_, Postgres>,
+    experiment: i64,
+    policy_state: &serde_json::Value,
+    applied: i64,
+    ties: i64,
+) -> Result<i64, StoreError> {
+    let version = sqlx::query_scalar(
+        "UPDATE experiment_state SET version = version + 1, policy_state = $2,
+                outcomes_applied = outcomes_applied + $3, ties_applied = ties_applied + $4,
+                updated_at = now()
+         WHERE experiment_id = $1 RETURNING version",
+    )
+    .bind(experiment)
+    .bind(policy_state)
+    .bind(applied)
+    .bind(ties)
+    .fetch_one(&mut **tx)
+    .await?;
+    Ok(version)
+}

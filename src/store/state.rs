@@ -1,0 +1,98 @@
+//! Loading an experiment's whole stored state: settings, rankers, the policy's state, the win and
+//! tie counts and the counters.
+
+use serde_json::Value;
+use sqlx::{PgConnection, Row};
+
+use super::StoreError;
+use super::experiments::{self, ExperimentRow, RankerRow};
+
+/// Everything stored about one live experiment.
+#[derive(Debug, Clone)]
+pub struct StoredExperiment {
+    pub experiment: ExperimentRow,
+    pub rankers: Vec<RankerRow>,
+    pub version: i64,
+    pub policy_state: Value,
+    pub outcomes_applied: i64,
+    pub ties_applied: i64,
+    pub updated_at: chrono::DateTime<chrono::Utc>,
+    /// `(winner, loser, wins)`
+    pub wins: Vec<(i32, i32, i64)>,
+    /// `(a, b, ties)` with a <= b
+    pub ties: Vec<(i32, i32, i64)>,
+}
+
+/// Loads a live experiment, or `None` if it does not exist or was deleted. Run it inside the
+/// writer's transaction (after locking the state row) to get a consistent snapshot.
+pub async fn load(
+    conn: &mut PgConnection,
+    id: i64,
+) -> Result<Option<StoredExperiment>, StoreError> {
+    let Some(experiment) = experiments::get(&mut *conn, id).await? else {
+        return Ok(None);
+    };
+    let rankers = experiments::rankers(&mut *conn, id).await?;
+    let row = sqlx::query(
+        "SELECT version, policy_state, outcomes_applied, ties_applied, updated_at
+         FROM experiment_state WHERE experiment_id = $1",
+    )
+    .bind(id)
+    .fetch_one(&mut *conn)
+    .await?;
+    let wins =
+        sqlx::query_as("SELECT winner, loser, wins FROM win_counts WHERE experiment_id = $1")
+            .bind(id)
+            .fetch_all(&mut *conn)
+            .await?;
+    let ties = sqlx::query_as("SELECT a, b, ties FROM tie_counts WHERE experiment_id = $1")
+        .bind(id)
+        .fetch_all(&mut *conn)
+        .await?;
+    Ok(Some(StoredExperiment {
+        experiment,
+        rankers,
+        version: row.try_get("version")?,
+        policy_state: row.try_get("policy_state")?,
+        outcomes_applied: row.try_get("outcomes_applied")?,
+        ties_applied: row.try_get("ties_applied")?,
+        updated_at: row.try_get("updated_at")?,
+        wins,
+        ties,
+    }))
+}
+
+/// Total duels issued for an experiment, as flushed by every replica.
+pub async fn duels_issued(conn: &mut PgConnection, id: i64) -> Result<i64, StoreError> {
+    let n: Option<i64> = sqlx::query_scalar(
+        "SELECT SUM(issued)::BIGINT FROM duel_counters WHERE experiment_id = $1",
+    )
+    .bind(id)
+    .fetch_one(conn)
+    .await?;
+    Ok(n.unwrap_or(0))
+}
+
+/// Adds this replica's duel counts (experiment id, newly issued) to the shared counters.
+pub async fn add_duels_issued(
+    pool: &sqlx::PgPool,
+    instance: &str,
+    counts: &[(i64, i64)],
+) -> Result<(), StoreError> {
+    if counts.is_empty() {
+        return Ok(());
+    }
+    let (ids, ns): (Vec<i64>, Vec<i64>) = counts.iter().copied().unzip();
+    sqlx::query(
+        "INSERT INTO duel_counters (experiment_id, instance_id, issued)
+         SELECT e, $1, n FROM UNNEST($2::bigint[], $3::bigint[]) AS t(e, n)
+         WHERE EXISTS (SELECT 1 FROM experiments WHERE id = e)
+         ON CONFLICT (experiment_id, instance_id) DO UPDATE SET issued = duel_counters.issued + EXCLUDED.issued",
+    )
+    .bind(instance)
+    .bind(&ids)
+    .bind(&ns)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
