@@ -48,10 +48,15 @@ pub async fn list(
             format!("limit must be in 1..={MAX_PAGE}"),
         ));
     }
-    let page = app.engine.list(q.after.unwrap_or(0), limit).await?;
-    let next_after = (page.len() as i64 == limit)
-        .then(|| page.last().map(|s| s.id))
-        .flatten();
+    // One more than asked tells whether another page follows.
+    let mut page = app.engine.list(q.after.unwrap_or(0), limit + 1).await?;
+    let more = page.len() as i64 > limit;
+    page.truncate(limit as usize);
+    let next_after = if more {
+        page.last().map(|s| s.id)
+    } else {
+        None
+    };
     let items: Vec<_> = page.iter().map(|s| views::summary(s)).collect();
     Ok(axum::Json(json!({ "experiments": items, "next_after": next_after })).into_response())
 }

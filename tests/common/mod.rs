@@ -1,0 +1,177 @@
+//! Test helpers: a joust server on a fresh database, and a small client for its API.
+#![allow(dead_code)]
+
+pub mod pg;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tokio::sync::oneshot;
+
+pub struct TestApp {
+    pub base: String,
+    pub db_url: String,
+    pub client: reqwest::Client,
+    pub key: Option<String>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// A server on a fresh, migrated database with no API keys (loopback).
+pub async fn spawn_app() -> TestApp {
+    let db = pg::fresh_database().await;
+    spawn_app_on(&db, "").await
+}
+
+/// A server on the given database with the given API keys.
+pub async fn spawn_app_on(db_url: &str, keys: &str) -> TestApp {
+    let pool = joust::store::pool_options()
+        .connect(db_url)
+        .await
+        .expect("connect");
+    joust::store::migrate(&pool).await.expect("migrate");
+    let engine = joust::engine::Engine::start(pool).await.expect("engine");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let keys = joust::http::auth::ApiKeys::parse(keys).unwrap();
+    let task = tokio::spawn(async move {
+        joust::http::serve(listener, Arc::clone(&engine), keys, async {
+            let _ = stopped.await;
+        })
+        .await
+        .unwrap();
+    });
+    TestApp {
+        base: format!("http://{addr}"),
+        db_url: db_url.to_string(),
+        client: reqwest::Client::new(),
+        key: None,
+        stop: Some(stop),
+        task: Some(task),
+    }
+}
+
+impl TestApp {
+    pub fn without_key(mut self) -> Self {
+        self.key = None;
+        self
+    }
+
+    pub fn with_key(mut self, key: &str) -> Self {
+        self.key = Some(key.to_string());
+        self
+    }
+
+    /// Stops the server, waiting for in-flight requests.
+    pub async fn stop(mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.task.take() {
+            let _ = t.await;
+        }
+    }
+
+    fn auth(&self, rb: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.key {
+            Some(k) => rb.bearer_auth(k),
+            None => rb,
+        }
+    }
+
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let mut rb = self.auth(self.client.request(method, format!("{}{path}", self.base)));
+        if let Some(b) = body {
+            rb = rb.json(&b);
+        }
+        let resp = rb.send().await.expect("request");
+        let status = resp.status();
+        let text = resp.text().await.unwrap();
+        let value = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        };
+        (status, value)
+    }
+
+    pub async fn get(&self, path: &str) -> (StatusCode, Value) {
+        self.send(reqwest::Method::GET, path, None).await
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.send(reqwest::Method::POST, path, Some(body)).await
+    }
+
+    /// Creates an experiment and returns its id.
+    pub async fn create_experiment(&self, rankers: &[&str], policy: Value) -> i64 {
+        let (status, body) = self
+            .post(
+                "/v1/experiments",
+                json!({ "name": "test", "rankers": rankers, "policy": policy, "seed": 7 }),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body["id"].as_i64().unwrap()
+    }
+
+    /// Asks for a duel; returns its token and rankers.
+    pub async fn duel(&self, id: i64) -> (String, [String; 2]) {
+        let (status, body) = self
+            .post(&format!("/v1/experiments/{id}/duels"), json!({}))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let r = body["rankers"].as_array().unwrap();
+        (
+            body["duel_token"].as_str().unwrap().to_string(),
+            [
+                r[0].as_str().unwrap().to_string(),
+                r[1].as_str().unwrap().to_string(),
+            ],
+        )
+    }
+
+    pub async fn outcome(&self, token: &str, winner: &str) -> (StatusCode, Value) {
+        self.post(
+            "/v1/outcomes",
+            json!({ "duel_token": token, "winner": winner }),
+        )
+        .await
+    }
+
+    pub async fn experiment(&self, id: i64) -> Value {
+        let (status, body) = self.get(&format!("/v1/experiments/{id}")).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        body
+    }
+}
+
+/// Asserts the one error shape and returns the code.
+pub fn error_code(body: &Value) -> &str {
+    let err = body
+        .get("error")
+        .unwrap_or_else(|| panic!("not an error body: {body}"));
+    assert!(
+        err["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "error without message: {body}"
+    );
+    err["code"].as_str().expect("error code")
+}
+
+/// The sum of every cell of an experiment's win matrix.
+pub async fn win_total(app: &TestApp, id: i64) -> u64 {
+    let (status, m) = app.get(&format!("/v1/experiments/{id}/matrix")).await;
+    assert_eq!(status, StatusCode::OK, "{m}");
+    m["wins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|row| row.as_array().unwrap().iter().map(|v| v.as_u64().unwrap()))
+        .sum()
+}
