@@ -1,0 +1,301 @@
+//! Durability and scale-out: restarts lose nothing acknowledged, two `joust serve` processes on
+//! one database stay correct, and a Postgres outage refuses outcomes (503) while duels keep being
+//! served, with recovery and no lost acknowledged outcome once the database returns.
+
+mod common;
+
+use common::{TestApp, error_code, spawn_app, spawn_app_on, win_total};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The parts of an experiment that must survive a restart or agree across replicas.
+fn durable_view(e: &Value) -> Value {
+    json!({
+        "version": e["version"],
+        "outcomes_applied": e["outcomes_applied"],
+        "ties_recorded": e["ties_recorded"],
+        "rankers": e["rankers"],
+        "champion": e["champion"],
+    })
+}
+
+#[tokio::test]
+async fn restart_loses_nothing_and_resumes() {
+    let app = spawn_app().await;
+    let id = app
+        .create_experiment(&["a", "b", "c", "d", "e"], json!({"name": "uniform"}))
+        .await;
+    for i in 0..60 {
+        let (token, pair) = app.duel(id).await;
+        let winner = if i % 7 == 0 {
+            "tie"
+        } else {
+            pair[i % 2].as_str()
+        };
+        assert_eq!(app.outcome(&token, winner).await.0, StatusCode::OK);
+    }
+    let before = app.experiment(id).await;
+    let (_, matrix_before) = app.get(&format!("/v1/experiments/{id}/matrix")).await;
+    let (token, pair) = app.duel(id).await;
+    let db = app.db_url.clone();
+    app.stop().await;
+
+    let app = spawn_app_on(&db, "").await;
+    let after = app.experiment(id).await;
+    assert_eq!(durable_view(&before), durable_view(&after));
+    let (_, matrix_after) = app.get(&format!("/v1/experiments/{id}/matrix")).await;
+    assert_eq!(matrix_before, matrix_after);
+    // A duel issued before the restart can still get its outcome.
+    let (s, b) = app.outcome(&token, &pair[0]).await;
+    assert_eq!(
+        (s, b["status"].as_str()),
+        (StatusCode::OK, Some("recorded")),
+        "{b}"
+    );
+    app.stop().await;
+}
+
+/// A `joust serve` process on the given database, on a free port.
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Server {
+    fn start(db_url: &str) -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(env!("CARGO_BIN_EXE_joust"))
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+            .env("DATABASE_URL", db_url)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn joust serve");
+        Server {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+        }
+    }
+
+    async fn wait_ready(&self, client: &reqwest::Client) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Ok(r) = client.get(format!("{}/readyz", self.base)).send().await {
+                if r.status() == StatusCode::OK {
+                    return;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("joust serve at {} did not become ready", self.base);
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn post(client: &reqwest::Client, url: String, body: Value) -> (StatusCode, Value) {
+    let r = client.post(url).json(&body).send().await.expect("request");
+    let s = r.status();
+    (s, r.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn two_processes_on_one_database_stay_correct() {
+    let db = common::pg::fresh_database().await;
+    let servers = [Server::start(&db), Server::start(&db)];
+    let client = reqwest::Client::new();
+    for s in &servers {
+        s.wait_ready(&client).await;
+    }
+    let (s, b) = post(
+        &client,
+        format!("{}/v1/experiments", servers[0].base),
+        json!({"name": "replicas", "rankers": ["a", "b", "c", "d", "e", "f"],
+               "policy": {"name": "uniform"}, "seed": 1}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::CREATED, "{b}");
+    let id = b["id"].as_i64().unwrap();
+
+    // Eight concurrent workers, each asking one server for duels and posting the outcome to the
+    // other (so every replica writes outcomes for duels another issued), retrying every third.
+    let mut tasks = Vec::new();
+    for w in 0..8usize {
+        let client = client.clone();
+        let (duel_base, outcome_base) = (
+            servers[w % 2].base.clone(),
+            servers[(w + 1) % 2].base.clone(),
+        );
+        tasks.push(tokio::spawn(async move {
+            let mut acknowledged_wins = 0u64;
+            for i in 0..60usize {
+                let (s, d) = post(
+                    &client,
+                    format!("{duel_base}/v1/experiments/{id}/duels"),
+                    json!({}),
+                )
+                .await;
+                assert_eq!(s, StatusCode::OK, "{d}");
+                let winner = if (i + w) % 9 == 0 {
+                    "tie".to_string()
+                } else {
+                    d["rankers"][i % 2].as_str().unwrap().to_string()
+                };
+                let body = json!({"duel_token": d["duel_token"], "winner": winner});
+                let (s, r) =
+                    post(&client, format!("{outcome_base}/v1/outcomes"), body.clone()).await;
+                assert_eq!(s, StatusCode::OK, "{r}");
+                if i % 3 == 0 {
+                    // The retry goes to the other replica: still exactly once.
+                    let (s, r) = post(&client, format!("{duel_base}/v1/outcomes"), body).await;
+                    assert_eq!(
+                        (s, r["status"].as_str()),
+                        (StatusCode::OK, Some("duplicate")),
+                        "{r}"
+                    );
+                }
+                if winner != "tie" {
+                    acknowledged_wins += 1;
+                }
+            }
+            acknowledged_wins
+        }));
+    }
+    let mut acknowledged = 0;
+    for t in tasks {
+        acknowledged += t.await.unwrap();
+    }
+
+    // Both replicas converge to the same state, and the win matrix holds every acknowledged win.
+    let views = |base: String| {
+        let client = client.clone();
+        async move {
+            let e: Value = client
+                .get(format!("{base}/v1/experiments/{id}"))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            let m: Value = client
+                .get(format!("{base}/v1/experiments/{id}/matrix"))
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            (durable_view(&e), m)
+        }
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let a = views(servers[0].base.clone()).await;
+        let b = views(servers[1].base.clone()).await;
+        if a == b {
+            let total: u64 = a.1["wins"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|r| r.as_array().unwrap().iter().map(|v| v.as_u64().unwrap()))
+                .sum();
+            assert_eq!(total, acknowledged);
+            assert_eq!(a.0["outcomes_applied"], acknowledged);
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "replicas did not converge:\n{a:?}\n{b:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn postgres_outage_refuses_outcomes_keeps_duels_and_recovers() {
+    let (mut pg, db, _dir) = common::pg::private_server().await;
+    let app = spawn_app_on(&db, "").await;
+    let id = app
+        .create_experiment(&["a", "b", "c", "d"], json!({"name": "uniform"}))
+        .await;
+    let mut acknowledged = 0u64;
+    for i in 0..20 {
+        let (token, pair) = app.duel(id).await;
+        assert_eq!(app.outcome(&token, &pair[i % 2]).await.0, StatusCode::OK);
+        acknowledged += 1;
+    }
+
+    pg.stop().await.expect("stop postgres");
+    // Duels are still served from memory; outcomes are refused with 503 and Retry-After.
+    let mut held = Vec::new();
+    for _ in 0..10 {
+        let (token, pair) = app.duel(id).await;
+        let resp = app
+            .client
+            .post(format!("{}/v1/outcomes", app.base))
+            .json(&json!({"duel_token": token, "winner": pair[0]}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert!(resp.headers().contains_key("retry-after"));
+        let body: Value = resp.json().await.unwrap();
+        assert_eq!(error_code(&body), "database_unavailable");
+        held.push((token, pair[0].clone()));
+    }
+    let (s, b) = app.get("/readyz").await;
+    assert_eq!(
+        (s, error_code(&b)),
+        (StatusCode::SERVICE_UNAVAILABLE, "not_ready")
+    );
+
+    pg.restart().await.expect("restart postgres");
+    // The service recovers by itself: the refused outcomes can now be posted.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (s, _) = app.get("/readyz").await;
+        if s == StatusCode::OK {
+            break;
+        }
+        assert!(Instant::now() < deadline, "service did not recover");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    for (token, winner) in &held {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let (s, b) = app.outcome(token, winner).await;
+            if s == StatusCode::OK {
+                assert_eq!(b["status"], "recorded");
+                acknowledged += 1;
+                break;
+            }
+            assert_eq!(s, StatusCode::SERVICE_UNAVAILABLE, "{b}");
+            assert!(
+                Instant::now() < deadline,
+                "outcomes still refused after recovery"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    assert_eq!(win_total(&app, id).await, acknowledged);
+    let db_again = app.db_url.clone();
+    app.stop().await;
+    // And a fresh process sees exactly what was acknowledged.
+    let app: TestApp = spawn_app_on(&db_again, "").await;
+    assert_eq!(app.experiment(id).await["outcomes_applied"], acknowledged);
+    app.stop().await;
+    pg.stop().await.unwrap();
+}
