@@ -2,6 +2,8 @@
 
 use sqlx::PgPool;
 
+pub mod embedded;
+
 /// The migrations in `migrations/`, embedded at compile time.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
