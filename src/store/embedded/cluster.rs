@@ -1,0 +1,236 @@
+//! The files of one cluster directory: creating the cluster once, its password, port and log, and
+//! clearing what a killed run left behind.
+
+use super::run_as::RunAs;
+use super::{EmbeddedError, PgBinaries};
+use rand::Rng;
+use rand::distr::Alphanumeric;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// 32 alphanumeric characters: about 190 bits, and nothing to escape in a URL.
+const PASSWORD_LEN: usize = 32;
+/// The log is rotated (one old generation kept) when a start finds it larger than this.
+const LOG_ROTATE_BYTES: u64 = 10 * 1024 * 1024;
+/// How much of the log an error message quotes.
+const LOG_TAIL_BYTES: u64 = 4096;
+/// How long to wait for a server of a killed run to finish its own shutdown.
+const PREVIOUS_SERVER_TIMEOUT: Duration = Duration::from_secs(15);
+
+#[derive(Debug, Clone)]
+pub(super) struct ClusterPaths {
+    pub root: PathBuf,
+    pub data: PathBuf,
+    pub password: PathBuf,
+    pub port: PathBuf,
+    pub log: PathBuf,
+}
+
+impl ClusterPaths {
+    pub(super) fn new(root: PathBuf) -> ClusterPaths {
+        ClusterPaths {
+            data: root.join("data"),
+            password: root.join("password"),
+            port: root.join("port"),
+            log: root.join("server.log"),
+            root,
+        }
+    }
+
+    pub(super) fn create_root(&self) -> Result<(), EmbeddedError> {
+        std::fs::create_dir_all(&self.root)
+            .map_err(EmbeddedError::io(format!("creating {}", self.root.display())))
+    }
+
+    /// `PG_VERSION` is written by `initdb`; the data directory only gets its final name once
+    /// `initdb` has succeeded (see [`initialise`]).
+    pub(super) fn is_initialised(&self) -> bool {
+        self.data.join("PG_VERSION").is_file()
+    }
+
+    pub(super) fn read_password(&self) -> Result<String, EmbeddedError> {
+        std::fs::read_to_string(&self.password)
+            .map(|s| s.trim().to_string())
+            .map_err(EmbeddedError::io(format!("reading {}", self.password.display())))
+    }
+
+    pub(super) fn read_port(&self) -> Option<u16> {
+        std::fs::read_to_string(&self.port).ok()?.trim().parse().ok()
+    }
+
+    pub(super) fn write_port(&self, port: u16) -> Result<(), EmbeddedError> {
+        std::fs::write(&self.port, format!("{port}\n"))
+            .map_err(EmbeddedError::io(format!("writing {}", self.port.display())))
+    }
+
+    pub(super) fn open_log(&self) -> Result<File, EmbeddedError> {
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .map_err(EmbeddedError::io(format!("opening {}", self.log.display())))
+    }
+
+    pub(super) fn log_len(&self) -> u64 {
+        std::fs::metadata(&self.log).map_or(0, |m| m.len())
+    }
+
+    pub(super) fn rotate_log(&self) -> Result<(), EmbeddedError> {
+        if self.log_len() > LOG_ROTATE_BYTES {
+            std::fs::rename(&self.log, self.root.join("server.log.1"))
+                .map_err(EmbeddedError::io(format!("rotating {}", self.log.display())))?;
+        }
+        Ok(())
+    }
+
+    /// The end of what the server logged since byte `from` (at most a few kilobytes).
+    pub(super) fn log_tail(&self, from: u64) -> String {
+        let read = || -> std::io::Result<String> {
+            let mut file = File::open(&self.log)?;
+            let len = file.metadata()?.len();
+            file.seek(SeekFrom::Start(from.max(len.saturating_sub(LOG_TAIL_BYTES))))?;
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes)?;
+            Ok(String::from_utf8_lossy(&bytes).into_owned())
+        };
+        read().unwrap_or_else(|e| format!("(could not read the log: {e})"))
+    }
+}
+
+/// Creates the cluster: a fresh password (0600), then `initdb` into a temporary directory that is
+/// renamed to `data` only once it succeeded.
+pub(super) async fn initialise(
+    paths: &ClusterPaths,
+    binaries: &PgBinaries,
+    run_as: &RunAs,
+    superuser: &str,
+) -> Result<(), EmbeddedError> {
+    let staging = paths.root.join("data.initdb");
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging).map_err(EmbeddedError::io(format!(
+            "removing the unfinished {}",
+            staging.display()
+        )))?;
+    }
+    write_password(&paths.password, &generate_password())?;
+    run_as.take_ownership(&paths.password)?;
+
+    let mut command = run_as.command(&binaries.initdb(), false);
+    command
+        .arg("--pgdata")
+        .arg(&staging)
+        .arg(format!("--username={superuser}"))
+        .arg("--pwfile")
+        .arg(&paths.password)
+        // Password authentication for every connection, local ones included.
+        .args(["--auth-host=scram-sha-256", "--auth-local=scram-sha-256"])
+        .args(["--encoding=UTF8", "--locale=C"])
+        // The server's user may not be able to enter our working directory (e.g. /root).
+        .current_dir(&paths.root)
+        .stdin(std::process::Stdio::null());
+    let output = tokio::process::Command::from(command)
+        .output()
+        .await
+        .map_err(EmbeddedError::io("running initdb"))?;
+    if !output.status.success() {
+        return Err(EmbeddedError::Command {
+            command: format!("initdb --pgdata {}", staging.display()),
+            status: output.status.to_string(),
+            output: format!(
+                "{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            ),
+        });
+    }
+    std::fs::rename(&staging, &paths.data).map_err(EmbeddedError::io(format!(
+        "moving the new cluster to {}",
+        paths.data.display()
+    )))?;
+    tracing::info!(data = %paths.data.display(), "created the embedded postgres cluster");
+    Ok(())
+}
+
+fn generate_password() -> String {
+    rand::rng()
+        .sample_iter(&Alphanumeric)
+        .take(PASSWORD_LEN)
+        .map(char::from)
+        .collect()
+}
+
+fn write_password(path: &Path, password: &str) -> Result<(), EmbeddedError> {
+    let write = || -> std::io::Result<()> {
+        // Created 0600 from the start: the password is never readable by others, not even briefly.
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(path)?;
+        writeln!(file, "{password}")?;
+        file.sync_all()
+    };
+    write().map_err(EmbeddedError::io(format!("writing {}", path.display())))
+}
+
+/// Makes sure a `postmaster.pid` from a killed run does not block the start. Postgres itself
+/// refuses to start when the pid in that file belongs to any live process (pids are reused, in
+/// containers often), so the file is removed when that process is not a live `postgres`. A live
+/// `postgres` is usually the previous server still finishing the fast shutdown its parent's death
+/// triggered: it gets a few seconds, after which the start fails rather than run two servers on one
+/// directory.
+pub(super) async fn clear_stale_pid_file(data: &Path) -> Result<(), EmbeddedError> {
+    let pid_file = data.join("postmaster.pid");
+    let deadline = Instant::now() + PREVIOUS_SERVER_TIMEOUT;
+    loop {
+        let Ok(contents) = std::fs::read_to_string(&pid_file) else {
+            return Ok(());
+        };
+        let pid = contents
+            .lines()
+            .next()
+            .and_then(|line| line.trim().parse::<u32>().ok());
+        match pid {
+            Some(pid) if is_live_postgres(pid) => {
+                if Instant::now() >= deadline {
+                    return Err(EmbeddedError::AlreadyRunning {
+                        pid,
+                        data_dir: data.to_path_buf(),
+                    });
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            _ => {
+                tracing::warn!(file = %pid_file.display(), "removing a stale postmaster.pid");
+                return match std::fs::remove_file(&pid_file) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        Err(EmbeddedError::Io {
+                            context: format!("removing {}", pid_file.display()),
+                            source: e,
+                        })
+                    }
+                    _ => Ok(()),
+                };
+            }
+        }
+    }
+}
+
+/// Whether `pid` is a running (not zombie) process named `postgres`, from /proc.
+fn is_live_postgres(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // The format is `pid (comm) state ...`; comm may contain spaces and parentheses, so split at
+    // the last ')'.
+    let Some((head, tail)) = stat.rsplit_once(')') else {
+        return false;
+    };
+    let comm = head.split_once('(').map_or("", |(_, comm)| comm);
+    let state = tail.trim_start().chars().next();
+    comm == "postgres" && !matches!(state, Some('Z') | Some('X'))
+}
