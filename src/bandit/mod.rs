@@ -17,6 +17,7 @@
 //! (never selected again; their index is never reused).
 
 pub mod champion;
+pub mod interleaved_filter;
 pub mod policies;
 pub mod spec;
 pub mod state;

@@ -76,4 +76,5 @@ macro_rules! policies {
 
 policies! {
     "uniform" => Uniform(super::uniform::Uniform, super::uniform::UniformParams),
+    "interleaved_filter" => InterleavedFilter(super::interleaved_filter::InterleavedFilter, super::interleaved_filter::InterleavedFilterParams),
 }
