@@ -77,4 +77,5 @@ macro_rules! policies {
 policies! {
     "uniform" => Uniform(super::uniform::Uniform, super::uniform::UniformParams),
     "interleaved_filter" => InterleavedFilter(super::interleaved_filter::InterleavedFilter, super::interleaved_filter::InterleavedFilterParams),
+    "beat_the_mean" => BeatTheMean(super::beat_the_mean::BeatTheMean, super::beat_the_mean::BeatTheMeanParams),
 }
