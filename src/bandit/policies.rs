@@ -78,4 +78,5 @@ policies! {
     "uniform" => Uniform(super::uniform::Uniform, super::uniform::UniformParams),
     "interleaved_filter" => InterleavedFilter(super::interleaved_filter::InterleavedFilter, super::interleaved_filter::InterleavedFilterParams),
     "beat_the_mean" => BeatTheMean(super::beat_the_mean::BeatTheMean, super::beat_the_mean::BeatTheMeanParams),
+    "rmed1" => Rmed1(super::rmed1::Rmed1, super::rmed1::Rmed1Params),
 }
