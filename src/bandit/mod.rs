@@ -20,6 +20,7 @@ pub mod beat_the_mean;
 pub mod champion;
 pub mod interleaved_filter;
 pub mod policies;
+pub mod rex3;
 pub mod rmed1;
 pub mod spec;
 pub mod state;

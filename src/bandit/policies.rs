@@ -79,4 +79,5 @@ policies! {
     "interleaved_filter" => InterleavedFilter(super::interleaved_filter::InterleavedFilter, super::interleaved_filter::InterleavedFilterParams),
     "beat_the_mean" => BeatTheMean(super::beat_the_mean::BeatTheMean, super::beat_the_mean::BeatTheMeanParams),
     "rmed1" => Rmed1(super::rmed1::Rmed1, super::rmed1::Rmed1Params),
+    "rex3" => Rex3(super::rex3::Rex3, super::rex3::Rex3Params),
 }
