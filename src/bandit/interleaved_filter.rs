@@ -200,8 +200,15 @@ impl InterleavedFilter {
             // matches do not involve it.
             return;
         };
-        if self.candidates.contains(&other) {
-            self.settle(view);
+        if !self.candidates.contains(&other) {
+            return;
+        }
+        // Only this pair's interval moved, so only its verdict can have changed: a removal
+        // touches nobody else, and a promotion goes through the full rules.
+        match self.verdict(view, self.incumbent, other) {
+            Verdict::Open => {}
+            Verdict::Worse => self.candidates.retain(|&b| b != other),
+            Verdict::Better => self.settle(view),
         }
     }
 

@@ -18,12 +18,26 @@ pub struct Feedback {
     pub lost: f64,
 }
 
-pub const IMMEDIATE: Feedback = Feedback { delay: 0, batch: 1, lost: 0.0 };
-pub const DELAYED: Feedback = Feedback { delay: 100, batch: 100, lost: 0.0 };
+pub const IMMEDIATE: Feedback = Feedback {
+    delay: 0,
+    batch: 1,
+    lost: 0.0,
+};
+pub const DELAYED: Feedback = Feedback {
+    delay: 100,
+    batch: 100,
+    lost: 0.0,
+};
 
 /// Runs `spec` on `matrix` for `steps` selections, arms shuffled by `seed` as the papers do.
 /// Returns the final state and the permutation (state arm `a` is matrix arm `perm[a]`).
-pub fn run(spec: &PolicySpec, matrix: &PrefMatrix, steps: usize, seed: u64, feedback: Feedback) -> (BanditState, Vec<Arm>) {
+pub fn run(
+    spec: &PolicySpec,
+    matrix: &PrefMatrix,
+    steps: usize,
+    seed: u64,
+    feedback: Feedback,
+) -> (BanditState, Vec<Arm>) {
     let mut rng = BanditRng::seed_from_u64(seed);
     let k = matrix.k();
     let mut perm: Vec<Arm> = (0..k).collect();
@@ -36,7 +50,10 @@ pub fn run(spec: &PolicySpec, matrix: &PrefMatrix, steps: usize, seed: u64, feed
     let mut ready: Vec<(Arm, Arm)> = Vec::new();
     for t in 0..steps {
         let pair = state.select(&mut rng);
-        assert!(state.active[pair.first] && state.active[pair.second], "selected a retired arm");
+        assert!(
+            state.active[pair.first] && state.active[pair.second],
+            "selected a retired arm"
+        );
         if rng.random::<f64>() >= feedback.lost {
             let (w, l) = if m.duel(pair.first, pair.second, &mut rng) {
                 (pair.first, pair.second)
@@ -72,8 +89,16 @@ pub fn champion_in_matrix(state: &BanditState, perm: &[Arm]) -> Option<Arm> {
 }
 
 /// Fraction of `seeds` in which the champion after `steps` is the matrix's Condorcet winner.
-pub fn success_rate(spec: &PolicySpec, matrix: &PrefMatrix, steps: usize, seeds: std::ops::Range<u64>, feedback: Feedback) -> f64 {
-    let winner = matrix.condorcet_winner().expect("matrix has a Condorcet winner");
+pub fn success_rate(
+    spec: &PolicySpec,
+    matrix: &PrefMatrix,
+    steps: usize,
+    seeds: std::ops::Range<u64>,
+    feedback: Feedback,
+) -> f64 {
+    let winner = matrix
+        .condorcet_winner()
+        .expect("matrix has a Condorcet winner");
     let n = seeds.end - seeds.start;
     let hits = seeds
         .filter(|&s| {
@@ -82,4 +107,99 @@ pub fn success_rate(spec: &PolicySpec, matrix: &PrefMatrix, steps: usize, seeds:
         })
         .count();
     hits as f64 / n as f64
+}
+
+/// Like [`run`] with immediate feedback, but ties count as half a win and a duel of two distinct
+/// arms ends in a tie with probability `tie_prob` (otherwise it is drawn from the matrix).
+pub fn run_with_ties(
+    spec: &PolicySpec,
+    matrix: &PrefMatrix,
+    steps: usize,
+    seed: u64,
+    tie_prob: f64,
+) -> (BanditState, Vec<Arm>) {
+    let mut rng = BanditRng::seed_from_u64(seed);
+    let k = matrix.k();
+    let mut perm: Vec<Arm> = (0..k).collect();
+    for i in (1..k).rev() {
+        perm.swap(i, rng.random_range(0..=i));
+    }
+    let m = matrix.permuted(&perm);
+    let mut state = BanditState::new(spec, k, TieRule::HalfWin, &mut rng).expect("valid spec");
+    for _ in 0..steps {
+        let pair = state.select(&mut rng);
+        assert!(
+            state.active[pair.first] && state.active[pair.second],
+            "selected a retired arm"
+        );
+        if pair.first == pair.second || rng.random::<f64>() < tie_prob {
+            state.record_tie(pair.first, pair.second, &mut rng).unwrap();
+        } else if m.duel(pair.first, pair.second, &mut rng) {
+            state.record_win(pair.first, pair.second, &mut rng).unwrap();
+        } else {
+            state.record_win(pair.second, pair.first, &mut rng).unwrap();
+        }
+    }
+    (state, perm)
+}
+
+/// Like [`run`], but matrix arm `late_arm` joins the experiment only after `add_at` steps (the
+/// others start shuffled by `seed`). Returns the final state and `perm` (state arm `a` is matrix
+/// arm `perm[a]`; the late arm is the last index).
+pub fn run_with_late_arm(
+    spec: &PolicySpec,
+    matrix: &PrefMatrix,
+    late_arm: Arm,
+    add_at: usize,
+    steps: usize,
+    seed: u64,
+    feedback: Feedback,
+) -> (BanditState, Vec<Arm>) {
+    let mut rng = BanditRng::seed_from_u64(seed);
+    let mut perm: Vec<Arm> = (0..matrix.k()).filter(|&a| a != late_arm).collect();
+    for i in (1..perm.len()).rev() {
+        perm.swap(i, rng.random_range(0..=i));
+    }
+    let mut state =
+        BanditState::new(spec, perm.len(), TieRule::Ignore, &mut rng).expect("valid spec");
+    let mut pending: VecDeque<(usize, Arm, Arm)> = VecDeque::new();
+    let mut ready: Vec<(Arm, Arm)> = Vec::new();
+    for t in 0..steps {
+        if t == add_at {
+            let arm = state.add_arm();
+            assert_eq!(arm, perm.len());
+            perm.push(late_arm);
+        }
+        let pair = state.select(&mut rng);
+        assert!(
+            state.active[pair.first] && state.active[pair.second],
+            "selected a retired arm"
+        );
+        if rng.random::<f64>() >= feedback.lost {
+            let (a, b) = (pair.first, pair.second);
+            let (w, l) = if a != b && matrix.duel(perm[a], perm[b], &mut rng) {
+                (a, b)
+            } else {
+                (b, a)
+            };
+            pending.push_back((t + feedback.delay, w, l));
+        }
+        while pending.front().is_some_and(|(due, _, _)| *due <= t) {
+            let (_, w, l) = pending.pop_front().unwrap();
+            ready.push((w, l));
+        }
+        if ready.len() >= feedback.batch {
+            for i in (1..ready.len()).rev() {
+                ready.swap(i, rng.random_range(0..=i));
+            }
+            for (w, l) in ready.drain(..) {
+                if w == l {
+                    state.record_tie(w, l, &mut rng).unwrap();
+                } else {
+                    state.record_win(w, l, &mut rng).unwrap();
+                }
+            }
+        }
+    }
+    (state, perm)
 }
