@@ -77,14 +77,14 @@ pub struct Rmed1 {
     alpha: f64,
     /// `I_i` by arm, kept up to date by every outcome (each outcome changes two rows).
     divergence: Vec<f64>,
-    /// Whether `Ô_i` is non-empty (some active arm beats `i` empirically, or draws level).
-    challenged: Vec<bool>,
+    /// `|Ô_i|` by arm: how many active arms beat `i` empirically or draw level with it.
+    challengers: Vec<u32>,
     /// Pairs of active arms with no counted comparison yet (the initial phase lasts while > 0).
     unseen_pairs: usize,
-    /// `L_R`: arms of the current loop still waiting for their comparison, in index order.
-    remaining: Vec<Arm>,
-    /// `L_N`: arms already put in the next loop, in index order.
-    next: Vec<Arm>,
+    /// `L_R` by arm: whether the arm is in the current loop, still waiting for its comparison.
+    remaining: Vec<bool>,
+    /// `L_N` by arm: whether the arm is already put in the next loop.
+    next: Vec<bool>,
 }
 
 /// Number of outcomes recorded so far (at least 1, so that `ln t >= 0`).
@@ -92,15 +92,23 @@ fn time(view: &View) -> f64 {
     (view.wins.total_wins() + view.wins.total_ties()).max(1) as f64
 }
 
+/// What the evidence `score` out of `count` between `i` and `j` adds to `I_i`: whether `j` is in
+/// `Ô_i`, and `N_ij d(μ̂_ij, 1/2)` if so.
+fn pair_term(score: f64, count: f64) -> (bool, f64) {
+    if count <= 0.0 {
+        return (false, 0.0);
+    }
+    let mu = score / count;
+    if mu <= 0.5 {
+        (true, count * kl_to_half(mu))
+    } else {
+        (false, 0.0)
+    }
+}
+
 fn mu_hat(view: &View, i: Arm, j: Arm) -> Option<f64> {
     let n = view.count(i, j);
     (n > 0.0).then(|| view.score(i, j) / n)
-}
-
-fn insert_sorted(v: &mut Vec<Arm>, a: Arm) {
-    if let Err(pos) = v.binary_search(&a) {
-        v.insert(pos, a);
-    }
 }
 
 impl Rmed1 {
@@ -108,10 +116,10 @@ impl Rmed1 {
         Rmed1 {
             alpha: params.alpha,
             divergence: vec![0.0; k],
-            challenged: vec![false; k],
+            challengers: vec![0; k],
             unseen_pairs: k * (k.saturating_sub(1)) / 2,
-            remaining: (0..k).collect(),
-            next: Vec::new(),
+            remaining: vec![true; k],
+            next: vec![false; k],
         }
     }
 
@@ -135,36 +143,59 @@ impl Rmed1 {
 
     /// `J(t)`: the active arms whose divergence is within `ln t + f(K)` of the leader's.
     pub fn candidates(&self, view: &View) -> Vec<Arm> {
-        let Some(leader) = self.leader(view) else {
-            return Vec::new();
-        };
-        let k = view.active_arms().count() as f64;
-        let slack = time(view).ln() + self.alpha * k.powf(1.01);
-        let floor = self.divergence[leader];
-        view.active_arms()
-            .filter(|&a| self.divergence[a] - floor <= slack)
-            .collect()
+        let in_j = self.candidate_test(view);
+        view.active_arms().filter(|&a| in_j(a)).collect()
     }
 
-    /// Recomputes `I_i` and whether `Ô_i` is non-empty.
+    /// Membership test for `J(t)` (computes the leader and the slack once).
+    fn candidate_test<'a>(&'a self, view: &View) -> impl Fn(Arm) -> bool + 'a {
+        let floor = self.leader(view).map_or(0.0, |l| self.divergence[l]);
+        let k = view.active_arms().count() as f64;
+        let slack = time(view).ln() + self.alpha * k.powf(1.01);
+        move |a| self.divergence[a] - floor <= slack
+    }
+
+    /// Whether some active arm beats `i` empirically or draws level (`Ô_i` non-empty).
+    fn challenged(&self, i: Arm) -> bool {
+        self.challengers[i] > 0
+    }
+
+    /// Recomputes `I_i` and `|Ô_i|` from the win matrix.
     fn rescore(&mut self, view: &View, i: Arm) {
         let mut sum = 0.0;
-        let mut challenged = false;
+        let mut challengers = 0;
         for j in view.active_arms().filter(|&j| j != i) {
-            if let Some(mu) = mu_hat(view, i, j)
-                && mu <= 0.5
-            {
-                challenged = true;
-                sum += view.count(i, j) * kl_to_half(mu);
-            }
+            let (beaten, term) = pair_term(view.score(i, j), view.count(i, j));
+            challengers += beaten as u32;
+            sum += term;
         }
         self.divergence[i] = sum;
-        self.challenged[i] = challenged;
+        self.challengers[i] = challengers;
+    }
+
+    /// Moves `I_i` and `|Ô_i|` from the pair's evidence before the latest outcome (`i` then had
+    /// `gain` less score and the pair one comparison less) to its evidence now: O(1) per
+    /// outcome instead of a row of K.
+    fn rescore_pair(&mut self, view: &View, i: Arm, j: Arm, gain: f64) {
+        let (score, count) = (view.score(i, j), view.count(i, j));
+        let (was, old) = pair_term(score - gain, count - 1.0);
+        let (is, new) = pair_term(score, count);
+        if is && !was {
+            self.challengers[i] += 1;
+        } else if was && !is {
+            self.challengers[i] -= 1;
+        }
+        // Without challengers the sum is exactly 0; resetting it keeps rounding from drifting.
+        self.divergence[i] = if self.challengers[i] == 0 {
+            0.0
+        } else {
+            (self.divergence[i] + new - old).max(0.0)
+        };
     }
 
     fn rescore_all(&mut self, view: &View) {
         self.divergence.resize(view.k(), 0.0);
-        self.challenged.resize(view.k(), false);
+        self.challengers.resize(view.k(), 0);
         for i in 0..view.k() {
             self.rescore(view, i);
         }
@@ -183,7 +214,7 @@ impl Rmed1 {
 
     /// RMED1's comparison target for `l`.
     pub fn target(&self, view: &View, l: Arm) -> Arm {
-        if !self.challenged[l] {
+        if !self.challenged(l) {
             return l;
         }
         if let Some(star) = self.leader(view)
@@ -202,16 +233,17 @@ impl Rmed1 {
         best.map_or(l, |(j, _)| j)
     }
 
-    /// Arms that still need a comparison in the current loop.
-    fn waiting<'a>(&'a self, arms: &'a [Arm], view: &'a View) -> impl Iterator<Item = Arm> + 'a {
-        arms.iter()
-            .copied()
-            .filter(|&a| view.is_active(a) && self.challenged[a])
+    /// Active arms of `set` that still need a comparison (a self-duel needs none).
+    fn waiting<'a>(&'a self, set: &'a [bool], view: &'a View) -> impl Iterator<Item = Arm> + 'a {
+        view.active_arms()
+            .filter(move |&a| set[a] && self.challenged(a))
     }
 
-    fn learn(&mut self, view: &View, a: Arm, b: Arm) {
-        self.rescore(view, a);
-        self.rescore(view, b);
+    /// An outcome between `a` and `b` arrived, adding `gain_a` to `a`'s score (1 for a win, 1/2
+    /// for a tie counted as half a win) and `1 - gain_a` to `b`'s.
+    fn learn(&mut self, view: &View, a: Arm, b: Arm, gain_a: f64) {
+        self.rescore_pair(view, a, b, gain_a);
+        self.rescore_pair(view, b, a, 1.0 - gain_a);
         if self.unseen_pairs > 0 {
             if view.count(a, b) == 1.0 {
                 self.unseen_pairs -= 1;
@@ -220,15 +252,20 @@ impl Rmed1 {
                 return;
             }
         }
-        self.remaining.retain(|&x| x != a && x != b);
-        for j in self.candidates(view) {
-            if self.remaining.binary_search(&j).is_err() {
-                insert_sorted(&mut self.next, j);
-            }
+        self.remaining[a] = false;
+        self.remaining[b] = false;
+        let joining: Vec<Arm> = {
+            let in_j = self.candidate_test(view);
+            view.active_arms()
+                .filter(|&j| !self.remaining[j] && in_j(j))
+                .collect()
+        };
+        for j in joining {
+            self.next[j] = true;
         }
         if self.waiting(&self.remaining, view).next().is_none() {
             // The loop is over: the next one starts with the arms collected for it.
-            self.remaining = std::mem::take(&mut self.next);
+            self.remaining = std::mem::replace(&mut self.next, vec![false; view.k()]);
         }
     }
 }
@@ -236,28 +273,26 @@ impl Rmed1 {
 impl Policy for Rmed1 {
     fn select<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Pair {
         if self.unseen_pairs > 0 {
-            let active: Vec<Arm> = view.active_arms().collect();
-            let unseen: Vec<Pair> = active
-                .iter()
-                .enumerate()
-                .flat_map(|(x, &i)| {
-                    active[x + 1..]
-                        .iter()
-                        .filter(move |&&j| view.count(i, j) <= 0.0)
-                        .map(move |&j| Pair::new(i, j))
-                })
-                .collect();
-            if !unseen.is_empty() {
-                return unseen[rng.random_range(0..unseen.len())];
+            // The r-th unseen pair, r uniform: no list of pairs is built.
+            let mut r = rng.random_range(0..self.unseen_pairs);
+            for i in view.active_arms() {
+                for j in view.active_arms().skip_while(|&j| j <= i) {
+                    if view.count(i, j) <= 0.0 {
+                        if r == 0 {
+                            return Pair::new(i, j);
+                        }
+                        r -= 1;
+                    }
+                }
             }
         }
         let mut pool: Vec<Arm> = self.waiting(&self.remaining, view).collect();
         if pool.is_empty() {
-            let mut upcoming = self.next.clone();
-            for j in self.candidates(view) {
-                insert_sorted(&mut upcoming, j);
-            }
-            pool = self.waiting(&upcoming, view).collect();
+            let in_j = self.candidate_test(view);
+            pool = view
+                .active_arms()
+                .filter(|&a| (self.next[a] || in_j(a)) && self.challenged(a))
+                .collect();
         }
         if pool.is_empty() {
             let star = self.leader(view).expect("an experiment has active arms");
@@ -268,26 +303,28 @@ impl Policy for Rmed1 {
     }
 
     fn update<R: Rng + ?Sized>(&mut self, view: &View, winner: Arm, loser: Arm, _rng: &mut R) {
-        self.learn(view, winner, loser);
+        self.learn(view, winner, loser, 1.0);
     }
 
     /// A tie counts as half a win for each side: it is evidence like a win.
     fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, _rng: &mut R) {
         if a != b {
-            self.learn(view, a, b);
+            self.learn(view, a, b, 0.5);
         }
     }
 
     fn arm_added(&mut self, view: &View, arm: Arm) {
         self.divergence.resize(view.k(), 0.0);
-        self.challenged.resize(view.k(), false);
+        self.challengers.resize(view.k(), 0);
         self.unseen_pairs += view.active_arms().filter(|&j| j != arm).count();
-        insert_sorted(&mut self.remaining, arm);
+        self.remaining.resize(view.k(), false);
+        self.next.resize(view.k(), false);
+        self.remaining[arm] = true;
     }
 
     fn arm_retired(&mut self, view: &View, arm: Arm) {
-        self.remaining.retain(|&a| a != arm);
-        self.next.retain(|&a| a != arm);
+        self.remaining[arm] = false;
+        self.next[arm] = false;
         self.rescore_all(view);
     }
 
@@ -395,5 +432,43 @@ mod tests {
         // 0.45) and i* is itself, so its target is its strongest challenger, 1.
         assert_eq!(p.target(&view, 2), 0);
         assert_eq!(p.target(&view, 0), 1);
+    }
+
+    #[test]
+    fn incremental_divergences_match_a_full_recount() {
+        use rand::{Rng, SeedableRng};
+        for ties in [TieRule::Ignore, TieRule::HalfWin] {
+            let mut rng = BanditRng::seed_from_u64(5);
+            let mut w = WinMatrix::new(5);
+            let active = [true; 5];
+            let mut p = Rmed1::new(Rmed1Params::default(), 5, &mut rng);
+            for _ in 0..2000 {
+                let a = rng.random_range(0..5);
+                let b = (a + rng.random_range(1..5)) % 5;
+                let view = |w| View {
+                    wins: w,
+                    active: &active,
+                    ties,
+                };
+                if ties == TieRule::HalfWin && rng.random::<f64>() < 0.2 {
+                    w.record_tie(a, b);
+                    p.tie(&view(&w), a, b, &mut rng);
+                } else {
+                    w.record_win(a, b);
+                    p.update(&view(&w), a, b, &mut rng);
+                }
+            }
+            let mut fresh = p.clone();
+            fresh.rescore_all(&View {
+                wins: &w,
+                active: &active,
+                ties,
+            });
+            for i in 0..5 {
+                assert!((p.divergence(i) - fresh.divergence(i)).abs() < 1e-9);
+                assert_eq!(p.challengers[i], fresh.challengers[i]);
+            }
+            assert_eq!(p.unseen_pairs, 0);
+        }
     }
 }
