@@ -71,8 +71,10 @@ fn check_all(
 // round lasts about `Σ_j t_ε_j` steps; earlier rounds end sooner (a weaker incumbent is beaten
 // by the winner at least as clearly under strong stochastic transitivity, and there are O(log K)
 // of them in expectation). The budget is twice `Σ_j t_ε_j`. Lemma 1 bounds the probability of
-// eliminating the winner by 1/T = 10^-6, so a seed fails essentially only by not finishing in
-// time; we require 9 of 10 seeds.
+// eliminating the winner by 1/T = 10^-6 under strong stochastic transitivity and the stochastic
+// triangle inequality, which the utility scenarios satisfy (the arXiv matrix violates them
+// mildly, γ = 1.5 in the poster, and is kept as the papers' own example), so a seed fails
+// essentially only by not finishing in time; we require 9 of 10 seeds.
 
 fn interleaved_filter_budget(m: &PrefMatrix) -> usize {
     let k = m.k() as f64;
@@ -134,11 +136,10 @@ fn interleaved_filter_keeps_the_cycle_winner_once_it_holds_it() {
 // champion report names w once it beats every other contender empirically; by Hoeffding,
 // P(P̂_wj <= 1/2) <= exp(-2 n ε_j²), so with
 // `N = C(K, 2) ln(20 (K - 1)) / (2 ε_min²)` the union over the K - 1 opponents fails with
-// probability at most 5%. Removing w itself has probability at most δ per check (Yue and
-// Joachims' Lemma, with γ = 1 under the utility scenarios' strong stochastic transitivity; the
-// arXiv matrix needs γ = 1.5, and arms are removed on the lowest score, which w never has
-// there). With a per-seed failure of at most 5%, P(more than 4 failures in 20) ≈ 0.003: we
-// require 16 of 20.
+// probability at most 5%. w is never removed in expectation: the scores of W average exactly 1/2
+// (every pair's two preferences sum to 1) and w's exceeds 1/2, so it is never the lowest; the
+// confidence radius (γ = 1) makes removing it anyway an event of probability about δ. With a
+// per-seed failure of at most 5%, P(more than 4 failures in 20) ≈ 0.003: we require 16 of 20.
 
 fn beat_the_mean_budget(m: &PrefMatrix) -> usize {
     let k = m.k() as f64;
@@ -306,7 +307,26 @@ fn rex3_highest_weight_names_the_winner() {
 // ---------------------------------------------------------------------------------------------
 // Feedback that never arrives, and ties that count as half a win.
 
-/// A third of the outcomes lost, the rest 50 steps late, in batches of 10.
+/// Each policy with its budget and required success fraction (as above) on a matrix.
+fn arxiv_cases(m: &PrefMatrix) -> [(&'static str, usize, f64); 4] {
+    [
+        ("interleaved_filter", interleaved_filter_budget(m), 0.9),
+        ("beat_the_mean", beat_the_mean_budget(m), 0.8),
+        ("rmed1", rmed1_budget(m), 0.9),
+        ("rex3", rex3_budget(m), 0.9),
+    ]
+}
+
+/// The policy at its defaults, except REX3, whose γ is tuned for the horizon it runs.
+fn spec_for(policy: &str, steps: usize) -> PolicySpec {
+    if policy == "rex3" {
+        PolicySpec::parse_cli(&format!("rex3:horizon={steps}")).unwrap()
+    } else {
+        PolicySpec::new(policy)
+    }
+}
+
+/// About a third of the outcomes lost, the rest 50 steps late, in batches of 10.
 const LOSSY: Feedback = Feedback {
     delay: 50,
     batch: 10,
@@ -315,18 +335,14 @@ const LOSSY: Feedback = Feedback {
 
 // Losing outcomes at random is a random thinning of the comparisons: the estimates stay
 // unbiased and every policy sees 70% of the evidence, so its budget grows by 1/0.7; we give each
-// 1.5 times its arXiv budget and require the same fractions as above.
+// 1.5 times its arXiv budget and require the same fractions as above. (For REX3, whose belief the
+// champion report names, a lost outcome is a step without an update: the same thinning.)
 #[test]
 fn every_policy_finds_the_arxiv_winner_when_outcomes_are_lost() {
     let m = scenarios::arxiv6();
-    let cases = [
-        ("interleaved_filter", interleaved_filter_budget(&m), 0.9),
-        ("beat_the_mean", beat_the_mean_budget(&m), 0.8),
-        ("rmed1", rmed1_budget(&m), 0.9),
-    ];
-    for (policy, budget, min_rate) in cases {
-        let spec = PolicySpec::new(policy);
+    for (policy, budget, min_rate) in arxiv_cases(&m) {
         let steps = budget * 3 / 2;
+        let spec = spec_for(policy, steps);
         let rate = support::success_rate(&spec, &m, steps, 0..10, LOSSY);
         assert!(rate >= min_rate, "{policy}: {rate} after {steps} steps");
     }
@@ -334,18 +350,14 @@ fn every_policy_finds_the_arxiv_winner_when_outcomes_are_lost() {
 
 // With ties counted as half a win, a duel that ends in a tie with probability τ and otherwise
 // by P moves every estimate towards 1/2 by the factor (1 - τ): gaps become (1 - τ) ε and budgets
-// grow by 1/(1 - τ)². With τ = 0.2 we give 1.6 times the budgets (1/0.64 = 1.56).
+// grow by 1/(1 - τ)². With τ = 0.2 we give 1.6 times the budgets (1/0.64 = 1.56). REX3 ignores
+// ties (ψ = 0): a fifth of its steps carry no update, which needs 1/0.8 = 1.25 times the budget.
 #[test]
 fn every_policy_finds_the_arxiv_winner_when_ties_count_half() {
     let m = scenarios::arxiv6();
-    let cases = [
-        ("interleaved_filter", interleaved_filter_budget(&m), 0.9),
-        ("beat_the_mean", beat_the_mean_budget(&m), 0.8),
-        ("rmed1", rmed1_budget(&m), 0.9),
-    ];
-    for (policy, budget, min_rate) in cases {
-        let spec = PolicySpec::new(policy);
+    for (policy, budget, min_rate) in arxiv_cases(&m) {
         let steps = budget * 8 / 5;
+        let spec = spec_for(policy, steps);
         let w = m.condorcet_winner().unwrap();
         let hits = (0..10)
             .filter(|&s| {
