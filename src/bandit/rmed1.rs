@@ -303,7 +303,10 @@ impl Policy for Rmed1 {
     }
 
     fn update<R: Rng + ?Sized>(&mut self, view: &View, winner: Arm, loser: Arm, _rng: &mut R) {
-        self.learn(view, winner, loser, 1.0);
+        // A self-duel carries no evidence about any pair.
+        if winner != loser {
+            self.learn(view, winner, loser, 1.0);
+        }
     }
 
     /// A tie counts as half a win for each side: it is evidence like a win.
