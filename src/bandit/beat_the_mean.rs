@@ -96,9 +96,39 @@ pub struct BeatTheMean {
     gamma: f64,
     /// The working set `W`, in index order.
     working: Vec<Arm>,
-    /// Scores by arm index (only entries of `W` are meaningful); kept up to date by every
-    /// outcome so that the elimination check is O(|W|), not O(|W|²).
-    scores: Vec<Score>,
+    /// The sums behind each score, by arm index (only entries of `W` are meaningful). Every
+    /// outcome changes one term of two rows, so keeping the sums makes an update O(1) and the
+    /// elimination check O(|W|) instead of O(|W|²); a change of `W` recomputes them exactly.
+    rows: Vec<Row>,
+}
+
+/// The sums behind one arm's score over the other arms `j` of `W`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// `Σ P̂(arm beats j)` over the pairs seen.
+    pub sum_p: f64,
+    /// `Σ 1/n_j` over the pairs seen.
+    pub sum_inv_n: f64,
+    /// Pairs not seen yet.
+    pub unseen: u32,
+}
+
+impl Row {
+    /// The score for `m` opponents: unseen pairs count as 1/2 and leave no confidence.
+    pub fn score(&self, m: usize) -> Score {
+        if m == 0 {
+            return Score { p: 0.5, n_eff: 0.0 };
+        }
+        let m = m as f64;
+        Score {
+            p: (self.sum_p + 0.5 * self.unseen as f64) / m,
+            n_eff: if self.unseen > 0 {
+                0.0
+            } else {
+                m * m / self.sum_inv_n
+            },
+        }
+    }
 }
 
 /// `ln(1/δ)` with `δ = 1/(2TK)`.
@@ -115,31 +145,25 @@ pub fn radius(n: f64, gamma: f64, log_inv_delta: f64) -> f64 {
     }
 }
 
-/// The score of `arm` against the other arms of `working`.
-pub fn score(view: &View, arm: Arm, working: &[Arm]) -> Score {
-    let mut sum = 0.0;
-    let mut inv_n = 0.0;
-    let mut m = 0usize;
-    let mut unseen = false;
+/// The sums behind the score of `arm` against the other arms of `working`, from the win matrix.
+pub fn row(view: &View, arm: Arm, working: &[Arm]) -> Row {
+    let mut r = Row::default();
     for &j in working.iter().filter(|&&j| j != arm) {
-        m += 1;
         let n = view.count(arm, j);
         if n > 0.0 {
-            sum += view.score(arm, j) / n;
-            inv_n += 1.0 / n;
+            r.sum_p += view.score(arm, j) / n;
+            r.sum_inv_n += 1.0 / n;
         } else {
-            sum += 0.5;
-            unseen = true;
+            r.unseen += 1;
         }
     }
-    if m == 0 {
-        return Score { p: 0.5, n_eff: 0.0 };
-    }
-    let m = m as f64;
-    Score {
-        p: sum / m,
-        n_eff: if unseen { 0.0 } else { m * m / inv_n },
-    }
+    r
+}
+
+/// The score of `arm` against the other arms of `working`.
+pub fn score(view: &View, arm: Arm, working: &[Arm]) -> Score {
+    let m = working.iter().filter(|&&j| j != arm).count();
+    row(view, arm, working).score(m)
 }
 
 impl BeatTheMean {
@@ -148,7 +172,12 @@ impl BeatTheMean {
             horizon: params.horizon,
             gamma: params.gamma,
             working: (0..k).collect(),
-            scores: vec![Score { p: 0.5, n_eff: 0.0 }; k],
+            rows: (0..k)
+                .map(|_| Row {
+                    unseen: k.saturating_sub(1) as u32,
+                    ..Row::default()
+                })
+                .collect(),
         }
     }
 
@@ -164,50 +193,66 @@ impl BeatTheMean {
 
     /// The current score of `arm` (meaningful for arms of `W`).
     pub fn score_of(&self, arm: Arm) -> Score {
-        self.scores[arm]
+        self.rows[arm].score(self.working.len().saturating_sub(1))
     }
 
     fn rescore_all(&mut self, view: &View) {
-        self.scores.resize(view.k(), Score { p: 0.5, n_eff: 0.0 });
+        self.rows.resize(view.k(), Row::default());
         for &a in &self.working {
-            self.scores[a] = score(view, a, &self.working);
+            self.rows[a] = row(view, a, &self.working);
         }
+    }
+
+    /// Moves the term for `j` in `i`'s row from the pair's evidence before the latest outcome
+    /// (`i` then had `gain` less score and the pair one comparison less) to its evidence now.
+    fn update_row(&mut self, view: &View, i: Arm, j: Arm, gain: f64) {
+        let (s, n) = (view.score(i, j), view.count(i, j));
+        let r = &mut self.rows[i];
+        if n > 1.0 {
+            r.sum_p -= (s - gain) / (n - 1.0);
+            r.sum_inv_n -= 1.0 / (n - 1.0);
+        } else {
+            r.unseen -= 1;
+        }
+        r.sum_p += s / n;
+        r.sum_inv_n += 1.0 / n;
     }
 
     /// Removes the lowest-scoring arm while the confidence gap allows.
     fn eliminate(&mut self, view: &View) {
         while self.working.len() > 1 {
-            let n_star = self
-                .working
-                .iter()
-                .map(|&a| self.scores[a].n_eff)
-                .fold(f64::INFINITY, f64::min);
+            let scores: Vec<Score> = self.working.iter().map(|&a| self.score_of(a)).collect();
+            let n_star = scores.iter().map(|s| s.n_eff).fold(f64::INFINITY, f64::min);
             let c = radius(n_star, self.gamma, log_inv_delta(self.horizon, view.k()));
-            let (mut lo, mut hi) = (self.working[0], self.working[0]);
-            for &a in &self.working[1..] {
-                if self.scores[a].p < self.scores[lo].p {
-                    lo = a;
+            let (mut lo, mut hi) = (0, 0);
+            for (x, s) in scores.iter().enumerate().skip(1) {
+                if s.p < scores[lo].p {
+                    lo = x;
                 }
-                if self.scores[a].p > self.scores[hi].p {
-                    hi = a;
+                if s.p > scores[hi].p {
+                    hi = x;
                 }
             }
-            if self.scores[lo].p + c > self.scores[hi].p - c {
+            if scores[lo].p + c > scores[hi].p - c {
                 return;
             }
+            let lo = self.working[lo];
             self.working.retain(|&a| a != lo);
             self.rescore_all(view);
         }
     }
 
-    fn learn(&mut self, view: &View, a: Arm, b: Arm) {
-        if self.working.len() < 2 || !self.working.contains(&a) || !self.working.contains(&b) {
+    /// An outcome between `a` and `b` arrived, adding `gain_a` to `a`'s score (1 for a win, 1/2
+    /// for a tie counted as half a win) and `1 - gain_a` to `b`'s.
+    fn learn(&mut self, view: &View, a: Arm, b: Arm, gain_a: f64) {
+        let in_w = |x: Arm| self.working.binary_search(&x).is_ok();
+        if self.working.len() < 2 || a == b || !in_w(a) || !in_w(b) {
             // Exploitation, or a late outcome involving an arm already removed: it stays in the
             // win matrix and no longer counts in any score.
             return;
         }
-        self.scores[a] = score(view, a, &self.working);
-        self.scores[b] = score(view, b, &self.working);
+        self.update_row(view, a, b, gain_a);
+        self.update_row(view, b, a, 1.0 - gain_a);
         self.eliminate(view);
     }
 }
@@ -227,12 +272,12 @@ impl Policy for BeatTheMean {
     }
 
     fn update<R: Rng + ?Sized>(&mut self, view: &View, winner: Arm, loser: Arm, _rng: &mut R) {
-        self.learn(view, winner, loser);
+        self.learn(view, winner, loser, 1.0);
     }
 
     /// A tie counts as half a win for each side, so it moves both scores like a win.
     fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, _rng: &mut R) {
-        self.learn(view, a, b);
+        self.learn(view, a, b, 0.5);
     }
 
     fn arm_added(&mut self, view: &View, arm: Arm) {
@@ -281,7 +326,7 @@ mod tests {
             horizon: 1000,
             gamma: 1.0,
             working,
-            scores: vec![],
+            rows: vec![],
         };
         p.rescore_all(view);
         p
@@ -384,5 +429,49 @@ mod tests {
         };
         assert!(params.validate(6).unwrap_err().contains("gamma"));
         assert!(BeatTheMeanParams::default().validate(6).is_ok());
+    }
+
+    #[test]
+    fn incremental_rows_match_a_full_recount() {
+        use rand::Rng;
+        for ties in [TieRule::Ignore, TieRule::HalfWin] {
+            let mut rng = BanditRng::seed_from_u64(9);
+            let mut w = WinMatrix::new(5);
+            let active = [true; 5];
+            // A huge γ keeps every arm in W, so the rows see every outcome.
+            let params = BeatTheMeanParams {
+                horizon: 1000,
+                gamma: 100.0,
+            };
+            let mut p = BeatTheMean::new(params, 5, &mut rng);
+            for _ in 0..3000 {
+                let a = rng.random_range(0..5);
+                let b = (a + rng.random_range(1..5)) % 5;
+                let view = |w| View {
+                    wins: w,
+                    active: &active,
+                    ties,
+                };
+                if ties == TieRule::HalfWin && rng.random::<f64>() < 0.2 {
+                    w.record_tie(a, b);
+                    p.tie(&view(&w), a, b, &mut rng);
+                } else {
+                    w.record_win(a, b);
+                    p.update(&view(&w), a, b, &mut rng);
+                }
+            }
+            assert_eq!(p.working(), &[0, 1, 2, 3, 4]);
+            let view = View {
+                wins: &w,
+                active: &active,
+                ties,
+            };
+            for a in 0..5 {
+                let fresh = score(&view, a, p.working());
+                let kept = p.score_of(a);
+                assert!((fresh.p - kept.p).abs() < 1e-12, "{fresh:?} {kept:?}");
+                assert!((fresh.n_eff - kept.n_eff).abs() < 1e-6 * fresh.n_eff);
+            }
+        }
     }
 }
