@@ -31,6 +31,8 @@
 //!   function of ours, so the order of the scores, and so the arm removed, is the same.
 //!
 //! Details fixed here:
+//! - The poster gives the rule but not the constants: `c(n) = 3γ² sqrt(ln(1/δ)/n)` and
+//!   `δ = 1/(2TK)` are those of the online algorithm in the ICML paper.
 //! - `K` in `δ` is the number of arms ever added (`view.k()`). The horizon only sets `δ`: joust
 //!   keeps exploiting past `T` instead of stopping.
 //! - Equal lowest scores: the lowest index leaves.

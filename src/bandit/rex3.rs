@@ -11,6 +11,8 @@
 //! loser's shrinks by `exp(-γ / (2 K p_loser))`.
 //!
 //! Details fixed here:
+//! - The texts in this repository only name REX3; the sampling rule, the estimate `ĝ` and the
+//!   update are those of Gajane et al.'s algorithm as published.
 //! - Weights are kept as logarithms, shifted so that the largest is 0 after every update: raw
 //!   exponential weights overflow on long runs.
 //! - `γ` defaults to the EXP3-style tuning `min(1/2, sqrt(K ln K / ((e - 1) T)))` for the horizon

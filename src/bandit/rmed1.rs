@@ -32,6 +32,9 @@
 //!   same reason as above) until every pair of active arms has at least one counted comparison.
 //!
 //! Details fixed here:
+//! - The texts in this repository only summarise RMED1; the loop bookkeeping, `J(t)` and the
+//!   target rule follow Komiyama et al.'s Algorithms 1 and 2 as published, and the initial phase
+//!   uses `L = 1` comparison per pair (the paper's choice for RMED1).
 //! - `t` is the number of outcomes recorded (wins and ties, including self-duels), at least 1.
 //! - `K` in `f(K)` is the number of active arms. Retired arms are left out of every `Ô_i`.
 //! - Equal `I` values: the lowest index is `i*`; equal `μ̂` in `argmin_j μ̂_lj`: the lowest index.
