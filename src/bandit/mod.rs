@@ -16,8 +16,12 @@
 //! Arms are stable indices `0..k`. Arms can be added later (with no comparisons) and retired
 //! (never selected again; their index is never reused).
 
+pub mod beat_the_mean;
 pub mod champion;
+pub mod interleaved_filter;
 pub mod policies;
+pub mod rex3;
+pub mod rmed1;
 pub mod spec;
 pub mod state;
 pub mod uniform;

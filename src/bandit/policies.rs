@@ -76,4 +76,8 @@ macro_rules! policies {
 
 policies! {
     "uniform" => Uniform(super::uniform::Uniform, super::uniform::UniformParams),
+    "interleaved_filter" => InterleavedFilter(super::interleaved_filter::InterleavedFilter, super::interleaved_filter::InterleavedFilterParams),
+    "beat_the_mean" => BeatTheMean(super::beat_the_mean::BeatTheMean, super::beat_the_mean::BeatTheMeanParams),
+    "rmed1" => Rmed1(super::rmed1::Rmed1, super::rmed1::Rmed1Params),
+    "rex3" => Rex3(super::rex3::Rex3, super::rex3::Rex3Params),
 }

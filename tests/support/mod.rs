@@ -83,3 +83,98 @@ pub fn success_rate(spec: &PolicySpec, matrix: &PrefMatrix, steps: usize, seeds:
         .count();
     hits as f64 / n as f64
 }
+
+/// Like [`run`] with immediate feedback, but ties count as half a win and a duel of two distinct
+/// arms ends in a tie with probability `tie_prob` (otherwise it is drawn from the matrix).
+pub fn run_with_ties(
+    spec: &PolicySpec,
+    matrix: &PrefMatrix,
+    steps: usize,
+    seed: u64,
+    tie_prob: f64,
+) -> (BanditState, Vec<Arm>) {
+    let mut rng = BanditRng::seed_from_u64(seed);
+    let k = matrix.k();
+    let mut perm: Vec<Arm> = (0..k).collect();
+    for i in (1..k).rev() {
+        perm.swap(i, rng.random_range(0..=i));
+    }
+    let m = matrix.permuted(&perm);
+    let mut state = BanditState::new(spec, k, TieRule::HalfWin, &mut rng).expect("valid spec");
+    for _ in 0..steps {
+        let pair = state.select(&mut rng);
+        assert!(
+            state.active[pair.first] && state.active[pair.second],
+            "selected a retired arm"
+        );
+        if pair.first == pair.second || rng.random::<f64>() < tie_prob {
+            state.record_tie(pair.first, pair.second, &mut rng).unwrap();
+        } else if m.duel(pair.first, pair.second, &mut rng) {
+            state.record_win(pair.first, pair.second, &mut rng).unwrap();
+        } else {
+            state.record_win(pair.second, pair.first, &mut rng).unwrap();
+        }
+    }
+    (state, perm)
+}
+
+/// Like [`run`], but matrix arm `late_arm` joins the experiment only after `add_at` steps (the
+/// others start shuffled by `seed`). Returns the final state and `perm` (state arm `a` is matrix
+/// arm `perm[a]`; the late arm is the last index).
+pub fn run_with_late_arm(
+    spec: &PolicySpec,
+    matrix: &PrefMatrix,
+    late_arm: Arm,
+    add_at: usize,
+    steps: usize,
+    seed: u64,
+    feedback: Feedback,
+) -> (BanditState, Vec<Arm>) {
+    let mut rng = BanditRng::seed_from_u64(seed);
+    let mut perm: Vec<Arm> = (0..matrix.k()).filter(|&a| a != late_arm).collect();
+    for i in (1..perm.len()).rev() {
+        perm.swap(i, rng.random_range(0..=i));
+    }
+    let mut state =
+        BanditState::new(spec, perm.len(), TieRule::Ignore, &mut rng).expect("valid spec");
+    let mut pending: VecDeque<(usize, Arm, Arm)> = VecDeque::new();
+    let mut ready: Vec<(Arm, Arm)> = Vec::new();
+    for t in 0..steps {
+        if t == add_at {
+            let arm = state.add_arm();
+            assert_eq!(arm, perm.len());
+            perm.push(late_arm);
+        }
+        let pair = state.select(&mut rng);
+        assert!(
+            state.active[pair.first] && state.active[pair.second],
+            "selected a retired arm"
+        );
+        if rng.random::<f64>() >= feedback.lost {
+            let (a, b) = (pair.first, pair.second);
+            let (w, l) = if a != b && matrix.duel(perm[a], perm[b], &mut rng) {
+                (a, b)
+            } else {
+                (b, a)
+            };
+            pending.push_back((t + feedback.delay, w, l));
+        }
+        while pending.front().is_some_and(|(due, _, _)| *due <= t) {
+            let (_, w, l) = pending.pop_front().unwrap();
+            ready.push((w, l));
+        }
+        if ready.len() >= feedback.batch {
+            for i in (1..ready.len()).rev() {
+                ready.swap(i, rng.random_range(0..=i));
+            }
+            for (w, l) in ready.drain(..) {
+                if w == l {
+                    state.record_tie(w, l, &mut rng).unwrap();
+                } else {
+                    state.record_win(w, l, &mut rng).unwrap();
+                }
+            }
+        }
+    }
+    (state, perm)
+}
