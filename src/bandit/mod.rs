@@ -18,6 +18,9 @@
 
 pub mod champion;
 pub mod policies;
+pub mod sides;
+pub mod single_armed;
+pub mod sparring;
 pub mod spec;
 pub mod state;
 pub mod uniform;

@@ -76,4 +76,7 @@ macro_rules! policies {
 
 policies! {
     "uniform" => Uniform(super::uniform::Uniform, super::uniform::UniformParams),
+    "sparring_ucb" => SparringUcb(super::sparring::Sparring, super::sparring::SparringUcbParams),
+    "sparring_ts" => SparringTs(super::sparring::Sparring, super::sparring::SparringTsParams),
+    "sparring_exp3" => SparringExp3(super::sparring::Sparring, super::sparring::SparringExp3Params),
 }
