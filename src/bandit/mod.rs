@@ -17,7 +17,10 @@
 //! (never selected again; their index is never reused).
 
 pub mod champion;
+pub mod doubler;
+pub mod multi_sbm;
 pub mod policies;
+pub mod self_sparring;
 pub mod sides;
 pub mod single_armed;
 pub mod sparring;

@@ -79,4 +79,7 @@ policies! {
     "sparring_ucb" => SparringUcb(super::sparring::Sparring, super::sparring::SparringUcbParams),
     "sparring_ts" => SparringTs(super::sparring::Sparring, super::sparring::SparringTsParams),
     "sparring_exp3" => SparringExp3(super::sparring::Sparring, super::sparring::SparringExp3Params),
+    "self_sparring" => SelfSparring(super::self_sparring::SelfSparring, super::self_sparring::SelfSparringParams),
+    "doubler" => Doubler(super::doubler::Doubler, super::doubler::DoublerParams),
+    "multi_sbm" => MultiSbm(super::multi_sbm::MultiSbm, super::multi_sbm::MultiSbmParams),
 }
