@@ -9,11 +9,16 @@
 //!   outcomes are simply added when they arrive, and lost ones are never counted. No side is
 //!   needed: the winner's Beta gets a win and the loser's a loss.
 //! - A tie between two arms (only when ties count as half a win) adds half a win and half a loss
-//!   to each. A self-duel carries no evidence about how the arm fares against others (its coin
-//!   would only drag the arm's estimate towards 1/2), so it stays in the win matrix's tie counts.
-//! - `belief` is the active arm with the highest posterior mean, wins / (wins + losses), lowest
-//!   index among equals; the reference code's "first arm with mean above 1/2" is not the best
-//!   arm.
+//!   to each. A self-duel has no winner and reaches the policy only through the win matrix's
+//!   self-tie counts; in Sui et al. it is a fair coin, so each counts as half a win and half a
+//!   loss, read from those counts at selection. Ignoring them would freeze the posteriors once
+//!   both draws keep picking one arm: if that arm is not the best, its inflated mean would
+//!   never come down and the best arm would never be drawn against it again.
+//! - `belief` is the arm Thompson sampling settled on: the active arm that took part in the most
+//!   duels (outcomes plus self-duels), lowest index among equals. The reference code's "first
+//!   arm with mean above 1/2" is not the best arm, and neither is the highest posterior mean: the
+//!   best arm's mean is its win rate against close rivals it keeps meeting, while an arm drawn a
+//!   few times early can hold a high mean from wins against weak arms.
 //! - An added arm starts at Beta(1, 1); a retired arm is never drawn.
 
 use rand::Rng;
@@ -54,9 +59,13 @@ impl SelfSparring {
         let mut best = None;
         let mut best_draw = f64::NEG_INFINITY;
         for a in view.active_arms() {
-            let draw = Beta::new(self.wins[a], self.losses[a])
-                .expect("posterior counts are at least 1")
-                .sample(rng);
+            let half_self_duels = 0.5 * view.wins.ties(a, a) as f64;
+            let draw = Beta::new(
+                self.wins[a] + half_self_duels,
+                self.losses[a] + half_self_duels,
+            )
+            .expect("posterior counts are at least 1")
+            .sample(rng);
             if draw > best_draw {
                 best_draw = draw;
                 best = Some(a);
@@ -67,6 +76,16 @@ impl SelfSparring {
 
     pub fn posterior_mean(&self, arm: Arm) -> f64 {
         self.wins[arm] / (self.wins[arm] + self.losses[arm])
+    }
+
+    /// Duels `arm` took part in: its outcomes (prior excluded) plus its self-duels.
+    pub fn times_played(&self, view: &View, arm: Arm) -> f64 {
+        let self_duels = if arm < view.k() {
+            view.wins.ties(arm, arm) as f64
+        } else {
+            0.0
+        };
+        self.wins[arm] + self.losses[arm] - 2.0 + self_duels
     }
 }
 
@@ -103,14 +122,12 @@ impl Policy for SelfSparring {
     fn belief(&self, view: &View) -> Option<Arm> {
         let mut best: Option<(Arm, f64)> = None;
         for a in view.active_arms() {
-            let m = self.posterior_mean(a);
-            if best.is_none_or(|(_, b)| m > b) {
-                best = Some((a, m));
+            let n = self.times_played(view, a);
+            if n > 0.0 && best.is_none_or(|(_, b)| n > b) {
+                best = Some((a, n));
             }
         }
-        // With no feedback at all every mean is the prior's 1/2: no belief yet.
-        let any_feedback = self.wins.iter().chain(&self.losses).any(|&c| c > 1.0);
-        best.filter(|_| any_feedback).map(|(a, _)| a)
+        best.map(|(a, _)| a)
     }
 }
 
@@ -137,8 +154,9 @@ mod tests {
         s.tie(&view, 1, 1, &mut rng);
         assert_eq!(s.wins, vec![1.5, 1.5, 2.0]);
         assert_eq!(s.losses, vec![2.5, 1.5, 1.0]);
-        // The best arm, not the first above 1/2 (arm 1 sits at exactly 1/2, arm 2 at 2/3).
-        assert_eq!(s.belief(&view), Some(2));
+        // Arm 0 took part in two duels (one tie), arm 2 and arm 1 in one and a half.
+        assert_eq!(s.belief(&view), Some(0));
+        assert!((s.posterior_mean(2) - 2.0 / 3.0).abs() < 1e-12);
     }
 
     #[test]
