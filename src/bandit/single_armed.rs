@@ -21,8 +21,9 @@
 //!   matrix's tie counts. Their outcome in the paper is a fair coin, so UCB and Thompson boxes
 //!   count each self-duel the caller passes in as one pull with reward 1/2, read at `choose` time.
 //!   Without this a deterministic UCB box whose partner proposes the same arm would propose that
-//!   self-duel forever, since no update would ever move its index. EXP3 chooses at random and
-//!   cannot get stuck that way; it treats self-duels as lost feedback.
+//!   self-duel forever, since no update would ever move its index. EXP3's weights can only
+//!   change in `record`, so `choose` ignores the pending self-duels for it; a caller that wants
+//!   EXP3 to learn from them records them as reward 1/2 (Sparring does, at its next update).
 //! - Arms can be added (they start with no pulls, so UCB tries them at once) and retired (the
 //!   caller passes the active set, and a retired arm is never proposed again).
 
