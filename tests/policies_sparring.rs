@@ -73,7 +73,7 @@ const SEEDS_PER_CASE: u64 = 6;
 /// Thresholds. Each run succeeds with probability p, which the budget derivation puts close to
 /// 1; we assume only p >= 0.98. Per feedback mode there are 16 scenarios x 6 seeds = 96 runs:
 /// requiring at least 90 successes fails by chance with probability
-/// P(Bin(96, 0.02) >= 7) ~ 0.004; requiring at least 4 of 6 in every scenario fails by chance
+/// P(Bin(96, 0.02) >= 7) ~ 0.003; requiring at least 4 of 6 in every scenario fails by chance
 /// with probability at most 16 * P(Bin(6, 0.02) >= 3) ~ 16 * 1.6e-4 = 0.003.
 fn check_finds_winners(policy: &str, c: f64, factor: f64) {
     let spec = PolicySpec::parse_cli(policy).unwrap();
@@ -168,7 +168,8 @@ fn on_the_cycle_exp3_boxes_are_not_exploited() {
     // T = 20,000: each box averages at least 0.49 - 0.172 - 0.030 = 0.288 in expectation. The
     // two boxes' rewards add up to one per duel, so each stays within [0.288, 0.712]; we allow
     // 0.04 for the randomness of one run (the reward average of 20,000 duels has a standard
-    // deviation below 0.004).
+    // deviation below 0.004) and for joust's departures from EXP3's protocol (inferred sides,
+    // late feedback), which the bound does not model: the test shows they do not break it.
     let m = scenarios::cycle();
     let spec = PolicySpec::new("sparring_exp3");
     for (feedback, seed) in [(IMMEDIATE, 3), (DELAYED, 4)] {
