@@ -18,10 +18,16 @@
 
 pub mod beat_the_mean;
 pub mod champion;
+pub mod doubler;
 pub mod interleaved_filter;
+pub mod multi_sbm;
 pub mod policies;
 pub mod rex3;
 pub mod rmed1;
+pub mod self_sparring;
+pub mod sides;
+pub mod single_armed;
+pub mod sparring;
 pub mod spec;
 pub mod state;
 pub mod uniform;

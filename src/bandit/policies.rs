@@ -80,4 +80,10 @@ policies! {
     "beat_the_mean" => BeatTheMean(super::beat_the_mean::BeatTheMean, super::beat_the_mean::BeatTheMeanParams),
     "rmed1" => Rmed1(super::rmed1::Rmed1, super::rmed1::Rmed1Params),
     "rex3" => Rex3(super::rex3::Rex3, super::rex3::Rex3Params),
+    "sparring_ucb" => SparringUcb(super::sparring::Sparring, super::sparring::SparringUcbParams),
+    "sparring_ts" => SparringTs(super::sparring::Sparring, super::sparring::SparringTsParams),
+    "sparring_exp3" => SparringExp3(super::sparring::Sparring, super::sparring::SparringExp3Params),
+    "self_sparring" => SelfSparring(super::self_sparring::SelfSparring, super::self_sparring::SelfSparringParams),
+    "doubler" => Doubler(super::doubler::Doubler, super::doubler::DoublerParams),
+    "multi_sbm" => MultiSbm(super::multi_sbm::MultiSbm, super::multi_sbm::MultiSbmParams),
 }

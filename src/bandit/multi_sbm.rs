@@ -1,0 +1,269 @@
+//! `multi_sbm`: MultiSBM (Ailon, Karnin and Joachims 2014, Algorithm 3). One single-armed UCB
+//! box `S_x` per arm x. The left arm is the previous right arm; the right arm is proposed by
+//! the left arm's box, which gets reward 1 when the right arm wins. The best arm's box learns
+//! that the best arm is its best reply, so the best arm keeps coming back as the left arm, and
+//! the regret is asymptotically that of one UCB (Theorem 4.2), provided the boxes are
+//! alpha-robust: alpha = max(3, ln K / ln ln T), i.e. 3 for any realistic horizon, the default.
+//!
+//! What joust does where the paper assumes each outcome follows its own selection:
+//! - "The last right arm" would be one arm for every selection until the next outcome arrives.
+//!   joust keeps the right arms of the last `window` outcomes and draws the left arm uniformly
+//!   from those still active (`window` = 1 is the paper's rule with prompt feedback). Before any
+//!   outcome, the left arm is uniform over active arms.
+//! - Outcomes do not say which side each arm was on. The side is inferred ([`super::sides`]):
+//!   arms `a`, `b` were (left `a`, right `b`) with odds `W(a) : W(b)`, the number of times each
+//!   appears in the window, plus half a pseudo-count each (the boxes' proposal distributions
+//!   are not known: UCB is deterministic given a state that late outcomes change). The left
+//!   arm's box is credited with the right arm and the right arm joins the window.
+//! - A tie between two arms (only when ties count) gives reward 1/2. A self-duel of x can only
+//!   come from `S_x` proposing x, so `S_x` reads the self-tie count of x as pulls of x with
+//!   reward 1/2 (see [`super::single_armed`]).
+//! - Boxes are created when their arm is first credited as a left arm, so memory grows with the
+//!   arms that actually led duels, not with K^2 up front.
+//! - `belief`: the arm played most often as the right arm (box pulls summed over all boxes,
+//!   self-duels included), which is the best arm once the best arm's box dominates.
+//! - Added arms join every box with no pulls; retired arms are never proposed nor drawn.
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, VecDeque};
+
+use super::sides::a_was_left;
+use super::single_armed::{BoxRule, SingleArmed};
+use super::spec::{PolicyParams, check_range};
+use super::{Arm, BanditRng, Pair, Policy, View};
+
+/// Parameters of `multi_sbm`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MultiSbmParams {
+    /// UCB index width `sqrt((alpha + 2) ln t / (2 n))`; Theorem 4.2 needs alpha >= 3.
+    pub alpha: f64,
+    /// How many recent right arms the left arm is drawn from.
+    pub window: usize,
+}
+
+impl Default for MultiSbmParams {
+    fn default() -> Self {
+        MultiSbmParams {
+            alpha: 3.0,
+            window: 16,
+        }
+    }
+}
+
+/// Largest accepted `window`.
+pub const MAX_WINDOW: usize = 1 << 20;
+
+impl PolicyParams for MultiSbmParams {
+    fn validate(&self, _k: usize) -> Result<(), String> {
+        check_range("alpha", self.alpha, 0.0, 100.0, false)?;
+        if self.window == 0 || self.window > MAX_WINDOW {
+            return Err(format!(
+                "`window` must be in [1, {MAX_WINDOW}], got {}",
+                self.window
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MultiSbm {
+    pub alpha: f64,
+    pub window: usize,
+    /// Number of arms, so that boxes created later cover all of them.
+    pub k: usize,
+    /// `S_x` by left arm x, created on first use.
+    pub boxes: BTreeMap<Arm, SingleArmed>,
+    /// Right arms of the most recent outcomes, oldest first.
+    pub recent_right: VecDeque<Arm>,
+}
+
+impl MultiSbm {
+    pub fn new(params: MultiSbmParams, k: usize, _rng: &mut BanditRng) -> Self {
+        MultiSbm {
+            alpha: params.alpha,
+            window: params.window,
+            k,
+            boxes: BTreeMap::new(),
+            recent_right: VecDeque::new(),
+        }
+    }
+
+    fn window_count(&self, view: &View, arm: Arm) -> f64 {
+        if !view.is_active(arm) {
+            return 0.0;
+        }
+        self.recent_right.iter().filter(|&&a| a == arm).count() as f64 + 0.5
+    }
+
+    fn draw_left<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Arm {
+        let candidates: Vec<Arm> = self
+            .recent_right
+            .iter()
+            .copied()
+            .filter(|&a| view.is_active(a))
+            .collect();
+        if candidates.is_empty() {
+            let arms: Vec<Arm> = view.active_arms().collect();
+            return arms[rng.random_range(0..arms.len())];
+        }
+        candidates[rng.random_range(0..candidates.len())]
+    }
+
+    /// Credits the outcome of a duel between `a` and `b` in which `a` scored `reward_a`.
+    fn credit<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, reward_a: f64, rng: &mut R) {
+        let a_left = a_was_left(self.window_count(view, a), self.window_count(view, b), rng);
+        let (left, right, reward) = if a_left {
+            (a, b, 1.0 - reward_a)
+        } else {
+            (b, a, reward_a)
+        };
+        let rule = BoxRule::Ucb { alpha: self.alpha };
+        let k = self.k;
+        self.boxes
+            .entry(left)
+            .or_insert_with(|| SingleArmed::new(rule, k))
+            .record(right, reward, view.active);
+        self.recent_right.push_back(right);
+        while self.recent_right.len() > self.window {
+            self.recent_right.pop_front();
+        }
+    }
+
+    /// Times `arm` was the right arm: box feedback plus its self-duels.
+    pub fn times_right(&self, view: &View, arm: Arm) -> f64 {
+        let credited: f64 = self.boxes.values().map(|b| b.pulls(arm)).sum();
+        credited + view.wins.ties(arm, arm) as f64
+    }
+}
+
+impl Policy for MultiSbm {
+    fn select<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Pair {
+        let left = self.draw_left(view, rng);
+        let right = match self.boxes.get(&left) {
+            Some(b) => {
+                let self_duels = |a: Arm| {
+                    if a == left {
+                        view.wins.ties(a, a) as f64
+                    } else {
+                        0.0
+                    }
+                };
+                b.choose(view.active, self_duels, rng)
+            }
+            // A box with no feedback proposes an untried arm: all are untried, so any one.
+            None => {
+                let arms: Vec<Arm> = view.active_arms().collect();
+                arms[rng.random_range(0..arms.len())]
+            }
+        };
+        Pair::new(left, right)
+    }
+
+    fn update<R: Rng + ?Sized>(&mut self, view: &View, winner: Arm, loser: Arm, rng: &mut R) {
+        if winner != loser {
+            self.credit(view, winner, loser, 1.0, rng);
+        }
+    }
+
+    fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, rng: &mut R) {
+        if a != b {
+            self.credit(view, a, b, 0.5, rng);
+        }
+    }
+
+    fn arm_added(&mut self, _view: &View, _arm: Arm) {
+        self.k += 1;
+        self.boxes.values_mut().for_each(SingleArmed::add_arm);
+    }
+
+    fn arm_retired(&mut self, _view: &View, _arm: Arm) {
+        // Left draws and the boxes both range over active arms only.
+    }
+
+    fn belief(&self, view: &View) -> Option<Arm> {
+        let mut best: Option<(Arm, f64)> = None;
+        for a in view.active_arms() {
+            let n = self.times_right(view, a);
+            if n > 0.0 && best.is_none_or(|(_, b)| n > b) {
+                best = Some((a, n));
+            }
+        }
+        best.map(|(a, _)| a)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bandit::{TieRule, WinMatrix};
+    use rand::SeedableRng;
+
+    #[test]
+    fn left_arm_is_a_previous_right_arm_and_its_box_is_credited() {
+        let mut rng = BanditRng::seed_from_u64(1);
+        let w = WinMatrix::new(5);
+        let active = [true; 5];
+        let view = View {
+            wins: &w,
+            active: &active,
+            ties: TieRule::Ignore,
+        };
+        let params = MultiSbmParams {
+            window: 1,
+            ..MultiSbmParams::default()
+        };
+        let mut m = MultiSbm::new(params, 5, &mut rng);
+        let mut last_right = None;
+        for _ in 0..300 {
+            let pair = m.select(&view, &mut rng);
+            if let Some(r) = last_right {
+                // The paper's rule: x_t = y_{t-1}.
+                assert_eq!(pair.first, r);
+            }
+            if pair.first == pair.second {
+                continue;
+            }
+            let before = m
+                .boxes
+                .get(&pair.first)
+                .map_or(0.0, |b| b.pulls(pair.second));
+            m.update(&view, pair.second, pair.first, &mut rng);
+            let right = *m.recent_right.back().unwrap();
+            if right == pair.second {
+                assert_eq!(m.boxes[&pair.first].pulls(pair.second), before + 1.0);
+            }
+            last_right = Some(right);
+        }
+    }
+
+    #[test]
+    fn window_is_bounded_and_params_are_checked() {
+        let mut rng = BanditRng::seed_from_u64(2);
+        let w = WinMatrix::new(3);
+        let active = [true; 3];
+        let view = View {
+            wins: &w,
+            active: &active,
+            ties: TieRule::HalfWin,
+        };
+        let mut m = MultiSbm::new(MultiSbmParams::default(), 3, &mut rng);
+        for _ in 0..100 {
+            m.update(&view, 0, 1, &mut rng);
+            m.tie(&view, 1, 2, &mut rng);
+        }
+        assert_eq!(m.recent_right.len(), 16);
+        let bad = MultiSbmParams {
+            window: 0,
+            ..MultiSbmParams::default()
+        };
+        assert!(bad.validate(3).unwrap_err().contains("window"));
+        let bad = MultiSbmParams {
+            alpha: -1.0,
+            ..MultiSbmParams::default()
+        };
+        assert!(bad.validate(3).unwrap_err().contains("alpha"));
+    }
+}

@@ -1,0 +1,341 @@
+//! The reductions of Ailon, Karnin and Joachims (2014) and Self-Sparring: Sparring with UCB,
+//! Thompson and EXP3 boxes, Self-Sparring, Doubler and MultiSBM. Statistical tests of finding the
+//! winner with immediate and with delayed, batched, shuffled feedback; property tests of the
+//! policy contract.
+
+mod support;
+
+use joust::bandit::{AnyPolicy, BanditRng, BanditState, Policy, PolicySpec, TieRule};
+use joust::sim::{PrefMatrix, scenarios};
+use proptest::prelude::*;
+use rand::SeedableRng;
+use support::{DELAYED, Feedback, IMMEDIATE};
+
+const POLICIES: [&str; 6] = [
+    "sparring_ucb",
+    "sparring_ts",
+    "sparring_exp3",
+    "self_sparring",
+    "doubler",
+    "multi_sbm",
+];
+
+/// Step budget for a matrix whose winner is found by single-armed boxes.
+///
+/// Derivation. Once the other side plays the winner x*, a box sees rewards 1/2 for x* and
+/// 1/2 - D_x for arm x, with D_x = P(x* beats x) - 1/2 (in the utility scenarios x* is the best
+/// reply to any opponent, and with the linear link the gap is exactly this whatever the
+/// opponent). UCB with Algorithm 1's width sqrt((alpha + 2) ln t / (2 n)) stops proposing x once
+/// the width falls below D_x, i.e. after n_x = c ln T / D_x^2 pulls with c = (alpha + 2) / 2
+/// (Auer et al. 2002; ailon-2014 Lemma 2.2 bounds the probability of exceeding 4 alpha ln T / D_x^2
+/// by (2 / alpha) (s / 2)^-alpha). The policies' belief is the arm they played most, which is x*
+/// once x* has more than half of the plays: T >= 2 sum_x n_x. Thompson sampling's pulls of x
+/// grow as ln T / KL(1/2 - D_x, 1/2) ~ ln T / (2 D_x^2) (Kaufmann et al. 2012); we budget twice
+/// that, c = 1. EXP3 (gamma = 0.1, K = 6) moves its log-weight gap by gamma D_x / K a step
+/// against a noise of about sqrt(t K / gamma) gamma / K, so it ranks x* first after about
+/// K / (gamma D_x^2) = 60 / D_x^2 steps, below 2 sum_x 2 ln T / D_x^2 with ln T ~ 10: we give it
+/// UCB1's c = 2. `factor` multiplies the whole budget (Doubler, see its test).
+///
+/// With late feedback the policy's state lags the selections by up to `delay + batch` steps, and
+/// a box (UCB is deterministic between updates) can repeat one proposal for that whole lag:
+/// each of the K arms may be over-played by one lag in each of the two boxes, so we add
+/// 2 K (delay + batch) steps (batched bandits' extra regret is of this order).
+fn budget(m: &PrefMatrix, c: f64, factor: f64, feedback: Feedback) -> usize {
+    let best = m
+        .condorcet_winner()
+        .expect("scenario has a Condorcet winner");
+    let inverse_gaps: f64 = (0..m.k())
+        .filter(|&x| x != best)
+        .map(|x| 1.0 / (m.p(best, x) - 0.5).powi(2))
+        .sum();
+    // T = 2 c ln(T) S has a fixed point reached in a few iterations from T = 1000.
+    let mut t = 1000.0_f64;
+    for _ in 0..30 {
+        t = 2.0 * c * t.ln() * inverse_gaps;
+    }
+    let lag = 2 * m.k() * (feedback.delay + feedback.batch);
+    (factor * t).ceil() as usize + lag
+}
+
+/// The 15 utility scenarios of ailon-2014 section 7 and the arXiv 6-arm matrix (its
+/// preferences are not utility-based but follow a total order, ailon-2014's "YJ" setting, in
+/// which the paper runs the same algorithms).
+fn utility_and_arxiv6() -> Vec<(String, PrefMatrix)> {
+    let mut all = scenarios::all_utility();
+    all.push(("arxiv6".to_string(), scenarios::arxiv6()));
+    all
+}
+
+const SEEDS_PER_CASE: u64 = 6;
+
+/// Runs `policy` on every scenario with both feedback modes and checks the success counts.
+///
+/// Thresholds. Each run succeeds with probability p, which the budget derivation puts close to
+/// 1; we assume only p >= 0.98. Per feedback mode there are 16 scenarios x 6 seeds = 96 runs:
+/// requiring at least 90 successes fails by chance with probability
+/// P(Bin(96, 0.02) >= 7) ~ 0.003; requiring at least 4 of 6 in every scenario fails by chance
+/// with probability at most 16 * P(Bin(6, 0.02) >= 3) ~ 16 * 1.6e-4 = 0.003.
+fn check_finds_winners(policy: &str, c: f64, factor: f64) {
+    let spec = PolicySpec::parse_cli(policy).unwrap();
+    for (mode, feedback, first_seed) in [("immediate", IMMEDIATE, 0), ("delayed", DELAYED, 1000)] {
+        let mut total = 0;
+        let mut report = Vec::new();
+        for (name, m) in utility_and_arxiv6() {
+            let steps = budget(&m, c, factor, feedback);
+            let seeds = first_seed..first_seed + SEEDS_PER_CASE;
+            let rate = support::success_rate(&spec, &m, steps, seeds, feedback);
+            let hits = (rate * SEEDS_PER_CASE as f64).round() as u64;
+            total += hits;
+            report.push(format!("{name} T={steps} {hits}/{SEEDS_PER_CASE}"));
+            assert!(
+                hits >= 4,
+                "{policy} ({mode}) found the winner of {name} in {hits}/{SEEDS_PER_CASE} runs of {steps} steps"
+            );
+        }
+        assert!(
+            total >= 90,
+            "{policy} ({mode}): {total}/96 successes: {}",
+            report.join(", ")
+        );
+    }
+}
+
+#[test]
+fn sparring_ucb_finds_the_winner() {
+    check_finds_winners("sparring_ucb", 2.0, 1.0);
+}
+
+#[test]
+fn sparring_ts_finds_the_winner() {
+    check_finds_winners("sparring_ts", 1.0, 1.0);
+}
+
+#[test]
+fn sparring_exp3_finds_the_winner() {
+    check_finds_winners("sparring_exp3", 2.0, 1.0);
+}
+
+#[test]
+fn self_sparring_finds_the_winner() {
+    check_finds_winners("self_sparring", 1.0, 1.0);
+}
+
+#[test]
+fn multi_sbm_finds_the_winner() {
+    // alpha = 3: c = (3 + 2) / 2. The best arm's box dominates the plays (Theorem 4.2).
+    check_finds_winners("multi_sbm", 2.5, 1.0);
+}
+
+#[test]
+fn doubler_finds_the_winner() {
+    // Doubler's belief is the previous epoch's right arms. At step T the last completed epoch
+    // holds at least a quarter of the T outcomes, and its box learnt from scratch: the budget
+    // is four times Sparring's.
+    check_finds_winners("doubler", 2.0, 4.0);
+}
+
+/// Cycle (K = 20): arm 0 beats every arm with 0.51, the others beat each other in a cycle with
+/// certainty. No utility explains it, so ailon-2014's bounds (utility-based) do not cover any of
+/// these policies here; finding arm 0 with confidence would take on the order of
+/// 2 * 19 * ln T / 0.01^2 ~ 4e6 steps even if they did. What is tested instead is what still
+/// holds.
+const CYCLE_STEPS: usize = 20_000;
+
+#[test]
+fn on_the_cycle_ucb_boxes_keep_trying_every_arm() {
+    // UCB proposes any arm with no pulls first and an arm's index grows without bound while it
+    // is not pulled, so in sparring_ucb, doubler and multi_sbm every arm takes part in duels.
+    // With 20 arms and 20,000 steps, each must appear in at least one decided duel.
+    let m = scenarios::cycle();
+    for policy in ["sparring_ucb", "doubler", "multi_sbm"] {
+        let spec = PolicySpec::new(policy);
+        for (feedback, seed) in [(IMMEDIATE, 1), (DELAYED, 2)] {
+            let (state, _) = support::run(&spec, &m, CYCLE_STEPS, seed, feedback);
+            for a in 0..20 {
+                let duels: u32 = (0..20).map(|b| state.wins.decided(a, b)).sum();
+                assert!(duels > 0, "{policy}: arm {a} never dueled");
+            }
+        }
+    }
+}
+
+#[test]
+fn on_the_cycle_exp3_boxes_are_not_exploited() {
+    // EXP3's guarantee holds against any opponent (ailon-2014 section 6, Auer et al. 2002):
+    // a box's average reward is at least that of the best fixed arm minus
+    // (e - 1) gamma + K ln K / (gamma T). Arm 0 wins at least 0.49 of its duels against
+    // anything (0.51 against cycle arms, 1/2 against itself), so with gamma = 0.1, K = 20,
+    // T = 20,000: each box averages at least 0.49 - 0.172 - 0.030 = 0.288 in expectation. The
+    // two boxes' rewards add up to one per duel, so each stays within [0.288, 0.712]; we allow
+    // 0.04 for the randomness of one run (the reward average of 20,000 duels has a standard
+    // deviation below 0.004) and for joust's departures from EXP3's protocol (inferred sides,
+    // late feedback), which the bound does not model: the test shows they do not break it.
+    let m = scenarios::cycle();
+    let spec = PolicySpec::new("sparring_exp3");
+    for (feedback, seed) in [(IMMEDIATE, 3), (DELAYED, 4)] {
+        let (state, _) = support::run(&spec, &m, CYCLE_STEPS, seed, feedback);
+        let AnyPolicy::SparringExp3(s) = &state.policy else {
+            panic!("not sparring_exp3");
+        };
+        for b in [&s.left, &s.right] {
+            let reward: f64 = (0..20).map(|a| b.mean(a).unwrap_or(0.0) * b.pulls(a)).sum();
+            let average = reward / b.total_pulls();
+            assert!(
+                (0.248..=0.752).contains(&average),
+                "a box averaged {average}"
+            );
+        }
+    }
+}
+
+// Sparring with Thompson boxes and Self-Sparring on the cycle: no guarantee of either kind (no
+// utility, no adversarial bound, and an untried arm is only likely, not certain, to be drawn),
+// so the cycle is left to the property tests' contract checks.
+
+#[test]
+fn lost_feedback_still_finds_the_winner() {
+    // A third of the outcomes never arrive: every policy learns from the rest, which are an
+    // unbiased sample of the duels it chose, so the budget grows by 3/2. One scenario, 2good
+    // with the linear link (gaps 0.05 and 0.3), with the thresholds of `check_finds_winners`
+    // for one scenario (at least 4 of 6).
+    let lossy = Feedback {
+        delay: 20,
+        batch: 10,
+        lost: 1.0 / 3.0,
+    };
+    let m = scenarios::utility("2good", "linear").unwrap();
+    for (policy, c, factor) in [
+        ("sparring_ucb", 2.0, 1.5),
+        ("sparring_ts", 1.0, 1.5),
+        ("sparring_exp3", 2.0, 1.5),
+        ("self_sparring", 1.0, 1.5),
+        ("doubler", 2.0, 6.0),
+        ("multi_sbm", 2.5, 1.5),
+    ] {
+        let spec = PolicySpec::new(policy);
+        let steps = budget(&m, c, factor, lossy);
+        let rate = support::success_rate(&spec, &m, steps, 0..6, lossy);
+        assert!(rate >= 4.0 / 6.0, "{policy}: {rate} in {steps} steps");
+    }
+}
+
+#[test]
+fn every_policy_state_round_trips_through_json() {
+    let m = scenarios::arxiv6();
+    for policy in POLICIES {
+        let spec = PolicySpec::new(policy);
+        let (state, _) = support::run(&spec, &m, 3000, 7, DELAYED);
+        let json = serde_json::to_string(&state).unwrap();
+        let back: BanditState = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, state, "{policy}");
+        assert_eq!(back.policy.name(), policy);
+    }
+}
+
+#[test]
+fn parameters_have_the_papers_defaults_and_are_validated() {
+    let mut rng = BanditRng::seed_from_u64(1);
+    for policy in POLICIES {
+        assert!(AnyPolicy::build(&PolicySpec::new(policy), 6, &mut rng).is_ok());
+        let unknown = PolicySpec::parse_cli(&format!("{policy}:nonsense=1")).unwrap();
+        assert!(AnyPolicy::build(&unknown, 6, &mut rng).is_err(), "{policy}");
+    }
+    for bad in [
+        "sparring_ucb:alpha=0",
+        "sparring_exp3:gamma=0",
+        "sparring_exp3:gamma=1.5",
+        "doubler:alpha=-1",
+        "multi_sbm:window=0",
+        "multi_sbm:alpha=0",
+    ] {
+        let spec = PolicySpec::parse_cli(bad).unwrap();
+        let err = AnyPolicy::build(&spec, 6, &mut rng).unwrap_err();
+        let name = bad.split([':', '=']).nth(1).unwrap();
+        assert!(err.to_string().contains(name), "{bad}: {err}");
+    }
+    let ok = PolicySpec::parse_cli("multi_sbm:alpha=4,window=1").unwrap();
+    assert!(AnyPolicy::build(&ok, 6, &mut rng).is_ok());
+}
+
+/// One step of a random experiment: select, then the outcome (or its loss), or a change of arms.
+#[derive(Debug, Clone)]
+enum Op {
+    /// Select a duel; the outcome is `outcome` % 4: first wins, second wins, tie, lost.
+    Duel {
+        outcome: u8,
+    },
+    AddArm,
+    /// Retire the active arm at this position (mod the number of active arms).
+    Retire(usize),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        20 => any::<u8>().prop_map(|outcome| Op::Duel { outcome }),
+        1 => Just(Op::AddArm),
+        1 => any::<usize>().prop_map(Op::Retire),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn contract_holds_under_random_feedback_and_arm_changes(
+        policy in prop::sample::select(POLICIES.to_vec()),
+        k in 2usize..8,
+        seed in any::<u64>(),
+        ops in prop::collection::vec(op(), 1..300),
+    ) {
+        let mut rng = BanditRng::seed_from_u64(seed);
+        let mut state =
+            BanditState::new(&PolicySpec::new(policy), k, TieRule::HalfWin, &mut rng).unwrap();
+        let mut decided = 0u64;
+        // Outcomes are applied late: each duel's outcome waits in a queue applied every 5 duels.
+        let mut pending = Vec::new();
+        for (i, op) in ops.iter().enumerate() {
+            match op {
+                Op::Duel { outcome } => {
+                    let pair = state.select(&mut rng);
+                    prop_assert!(state.active[pair.first] && state.active[pair.second],
+                        "{policy} selected a retired arm: {pair:?} {:?}", state.active);
+                    pending.push((pair, outcome % 4));
+                }
+                Op::AddArm => {
+                    let arm = state.add_arm();
+                    prop_assert_eq!(arm, state.k() - 1);
+                }
+                Op::Retire(n) => {
+                    let active: Vec<usize> = (0..state.k()).filter(|&a| state.active[a]).collect();
+                    if active.len() > 2 {
+                        state.retire_arm(active[n % active.len()]).unwrap();
+                    }
+                }
+            }
+            if i % 5 == 4 {
+                for (pair, outcome) in pending.drain(..).rev() {
+                    match outcome {
+                        _ if pair.first == pair.second && outcome < 3 => {
+                            state.record_tie(pair.first, pair.second, &mut rng).unwrap();
+                        }
+                        0 => { state.record_win(pair.first, pair.second, &mut rng).unwrap(); decided += 1; }
+                        1 => { state.record_win(pair.second, pair.first, &mut rng).unwrap(); decided += 1; }
+                        2 => state.record_tie(pair.first, pair.second, &mut rng).unwrap(),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        prop_assert_eq!(state.wins.total_wins(), decided);
+        let json = serde_json::to_string(&state).unwrap();
+        let back: BanditState = serde_json::from_str(&json).unwrap();
+        prop_assert_eq!(&back, &state);
+        // The restored state selects exactly as the original would.
+        let mut r1 = BanditRng::seed_from_u64(seed ^ 1);
+        let mut r2 = BanditRng::seed_from_u64(seed ^ 1);
+        prop_assert_eq!(back.select(&mut r1), state.select(&mut r2));
+        if let Some(c) = state.policy.belief(&state.view()) {
+            prop_assert!(state.active[c]);
+        }
+    }
+}
