@@ -1,16 +1,12 @@
 //! docker-compose.yml and the Dockerfile must configure joust with the settings its CLI reads.
 //!
-//! The names below are the CLI's environment variables. They are spelled out here for now; once
-//! the CLI exposes its list of environment names, compare against that list instead so that a
-//! renamed setting breaks this test rather than a deployment.
+//! The names below are the CLI's own (`joust::serve::env`), so a renamed setting breaks this test
+//! rather than a deployment.
 
 use serde_yaml::{Mapping, Value};
 use std::collections::BTreeMap;
 
-const DATABASE_URL: &str = "DATABASE_URL";
-const LISTEN: &str = "JOUST_LISTEN";
-const DATA_DIR: &str = "JOUST_DATA_DIR";
-const API_KEYS: &str = "JOUST_API_KEYS";
+use joust::serve::env::{API_KEYS, DATA_DIR, DATABASE_URL, LISTEN};
 const API_KEY_SCOPES: [&str; 3] = ["admin", "ingest", "read"];
 
 fn compose() -> Value {
