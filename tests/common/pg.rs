@@ -77,6 +77,10 @@ impl TempDir {
             std::env::temp_dir().join(format!("{TEMP_PREFIX}{}-{}", std::process::id(), next_id()));
         std::fs::create_dir_all(&path)
             .unwrap_or_else(|e| panic!("creating {}: {e}", path.display()));
+        // Whatever the umask: as root the server runs as another user, who must be able to enter.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+            .unwrap_or_else(|e| panic!("chmod {}: {e}", path.display()));
         TempDir { path }
     }
 
