@@ -171,14 +171,25 @@ async fn a_stale_postmaster_pid_does_not_block_the_next_start() {
     pg.stop().await.expect("stop");
     let data = pg.data_dir().to_path_buf();
     drop(pg);
-    // What a killed server leaves behind, with the hardest case for Postgres's own check: the pid
-    // belongs to a live process (this one), as happens when pids are reused.
-    let stale = format!("{}\n{}\n", std::process::id(), data.display());
+    // What a killed server leaves behind, in the case Postgres's own check gets wrong: the pid
+    // has been reused by a live, unrelated process of the server's own user. (Postgres takes its
+    // parent's and grandparent's pids, and processes it may not signal, for stale; so this is a
+    // sibling running as the owner of the data directory.)
+    use std::os::unix::fs::MetadataExt;
+    let owner = std::fs::metadata(&data).unwrap();
+    let mut unrelated = Command::new("setpriv")
+        .arg(format!("--reuid={}", owner.uid()))
+        .arg(format!("--regid={}", owner.gid()))
+        .args(["--clear-groups", "sleep", "60"])
+        .spawn()
+        .expect("spawn sleep");
+    let stale = format!("{}\n{}\n", unrelated.id(), data.display());
     std::fs::write(data.join("postmaster.pid"), stale).unwrap();
 
-    let pg = EmbeddedPostgres::start(dir.path())
-        .await
-        .expect("start over a stale postmaster.pid");
+    let started = EmbeddedPostgres::start(dir.path()).await;
+    unrelated.kill().unwrap();
+    unrelated.wait().unwrap();
+    let pg = started.expect("start over a stale postmaster.pid");
     assert_eq!(count_rows(&pg.url("joust")).await, 1);
 }
 
