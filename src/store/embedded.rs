@@ -266,7 +266,8 @@ impl EmbeddedPostgres {
                     if attempt < PORT_ATTEMPTS && log_tail.contains("already in use") =>
                 {
                     self.server = None;
-                    port = server::free_port().map_err(EmbeddedError::io("choosing a free port"))?;
+                    port =
+                        server::free_port().map_err(EmbeddedError::io("choosing a free port"))?;
                 }
                 Err(e) => {
                     if let Some(mut server) = self.server.take() {

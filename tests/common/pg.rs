@@ -51,7 +51,9 @@ pub async fn private_server() -> (EmbeddedPostgres, String, TempDir) {
 
 /// `url` with its database replaced by `database`.
 pub fn with_database(url: &str, database: &str) -> String {
-    let (base, query) = url.split_once('?').map_or((url, None), |(b, q)| (b, Some(q)));
+    let (base, query) = url
+        .split_once('?')
+        .map_or((url, None), |(b, q)| (b, Some(q)));
     let after_scheme = base.find("://").map_or(0, |i| i + 3);
     let path_start = base[after_scheme..]
         .find('/')
@@ -222,7 +224,9 @@ extern "C" fn clean_up_at_exit() {
                 .enable_all()
                 .build()?;
             runtime.block_on(async {
-                let mut conn = PgConnection::connect(&url).await.map_err(std::io::Error::other)?;
+                let mut conn = PgConnection::connect(&url)
+                    .await
+                    .map_err(std::io::Error::other)?;
                 // Tests are done, but pools may not have closed yet: FORCE (Postgres 13+).
                 for name in databases.iter().rev() {
                     let sql = format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)");
