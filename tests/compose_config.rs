@@ -100,7 +100,9 @@ fn joust_uses_the_compose_postgres_once_it_is_healthy() {
     let image = str_of(&postgres["image"]);
     assert!(image.starts_with("postgres:15"), "{image}");
     assert!(
-        postgres.get("healthcheck").is_some_and(|h| !h["test"].is_null()),
+        postgres
+            .get("healthcheck")
+            .is_some_and(|h| !h["test"].is_null()),
         "postgres needs a healthcheck for joust to wait on"
     );
     assert_eq!(

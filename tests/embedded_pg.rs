@@ -75,7 +75,9 @@ async fn a_second_start_on_the_same_directory_reuses_the_cluster() {
     first.stop().await.expect("stop");
     drop(first);
 
-    let second = EmbeddedPostgres::start(dir.path()).await.expect("start again");
+    let second = EmbeddedPostgres::start(dir.path())
+        .await
+        .expect("start again");
     assert_eq!(count_rows(&second.url("joust")).await, 1);
 }
 
@@ -119,7 +121,9 @@ fn missing_binaries_error_says_how_to_get_them() {
         path: Some(dir.path().as_os_str().to_owned()),
         versioned_root: dir.path().join("nothing-here"),
     };
-    let err = search.locate().expect_err("an empty search path has no binaries");
+    let err = search
+        .locate()
+        .expect_err("an empty search path has no binaries");
     assert!(matches!(err, EmbeddedError::NoBinaries { .. }));
     let message = err.to_string();
     assert!(message.contains("apt-get install postgresql"), "{message}");
@@ -171,14 +175,25 @@ async fn a_stale_postmaster_pid_does_not_block_the_next_start() {
     pg.stop().await.expect("stop");
     let data = pg.data_dir().to_path_buf();
     drop(pg);
-    // What a killed server leaves behind, with the hardest case for Postgres's own check: the pid
-    // belongs to a live process (this one), as happens when pids are reused.
-    let stale = format!("{}\n{}\n", std::process::id(), data.display());
+    // What a killed server leaves behind, in the case Postgres's own check gets wrong: the pid
+    // has been reused by a live, unrelated process of the server's own user. (Postgres takes its
+    // parent's and grandparent's pids, and processes it may not signal, for stale; so this is a
+    // sibling running as the owner of the data directory.)
+    use std::os::unix::fs::MetadataExt;
+    let owner = std::fs::metadata(&data).unwrap();
+    let mut unrelated = Command::new("setpriv")
+        .arg(format!("--reuid={}", owner.uid()))
+        .arg(format!("--regid={}", owner.gid()))
+        .args(["--clear-groups", "sleep", "60"])
+        .spawn()
+        .expect("spawn sleep");
+    let stale = format!("{}\n{}\n", unrelated.id(), data.display());
     std::fs::write(data.join("postmaster.pid"), stale).unwrap();
 
-    let pg = EmbeddedPostgres::start(dir.path())
-        .await
-        .expect("start over a stale postmaster.pid");
+    let started = EmbeddedPostgres::start(dir.path()).await;
+    unrelated.kill().unwrap();
+    unrelated.wait().unwrap();
+    let pg = started.expect("start over a stale postmaster.pid");
     assert_eq!(count_rows(&pg.url("joust")).await, 1);
 }
 
@@ -188,7 +203,9 @@ async fn a_stale_postmaster_pid_does_not_block_the_next_start() {
 #[ignore = "run as a child process by server_stops_when_its_parent_is_killed"]
 async fn child_holds_a_server_until_killed() {
     let dir = std::env::var(CHILD_DIR_ENV).expect("run by server_stops_when_its_parent_is_killed");
-    let pg = EmbeddedPostgres::start(Path::new(&dir)).await.expect("start");
+    let pg = EmbeddedPostgres::start(Path::new(&dir))
+        .await
+        .expect("start");
     std::fs::write(Path::new(&dir).join("ready"), pg.url("joust")).unwrap();
     tokio::time::sleep(Duration::from_secs(600)).await;
     panic!("the parent should have killed this process long ago");
@@ -198,7 +215,11 @@ async fn child_holds_a_server_until_killed() {
 async fn server_stops_when_its_parent_is_killed() {
     let dir = TempDir::new();
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_holds_a_server_until_killed", "--include-ignored"])
+        .args([
+            "--exact",
+            "child_holds_a_server_until_killed",
+            "--include-ignored",
+        ])
         .env(CHILD_DIR_ENV, dir.path())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -208,7 +229,10 @@ async fn server_stops_when_its_parent_is_killed() {
     let ready = dir.path().join("ready");
     let deadline = Instant::now() + Duration::from_secs(60);
     while !ready.exists() {
-        assert!(Instant::now() < deadline, "the child never got its server up");
+        assert!(
+            Instant::now() < deadline,
+            "the child never got its server up"
+        );
         assert!(child.try_wait().unwrap().is_none(), "the child died early");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -232,7 +256,9 @@ async fn server_stops_when_its_parent_is_killed() {
     }
 
     // The directory is usable again, with the acknowledged row.
-    let pg = EmbeddedPostgres::start(dir.path()).await.expect("start after the kill");
+    let pg = EmbeddedPostgres::start(dir.path())
+        .await
+        .expect("start after the kill");
     assert_eq!(count_rows(&pg.url("joust")).await, 1);
 }
 
@@ -273,11 +299,10 @@ async fn fresh_databases_are_migrated_and_isolated() {
                 .await
                 .unwrap();
         assert_eq!(applied, expected);
-        let has_table: bool =
-            sqlx::query_scalar("SELECT to_regclass('experiments') IS NOT NULL")
-                .fetch_one(&mut conn)
-                .await
-                .unwrap();
+        let has_table: bool = sqlx::query_scalar("SELECT to_regclass('experiments') IS NOT NULL")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
         assert!(has_table);
     }
     write_note(&a, "only in a").await;
@@ -286,7 +311,10 @@ async fn fresh_databases_are_migrated_and_isolated() {
         .fetch_one(&mut conn)
         .await
         .unwrap();
-    assert!(!visible, "a table made in one test database leaked into another");
+    assert!(
+        !visible,
+        "a table made in one test database leaked into another"
+    );
 }
 
 #[tokio::test]
@@ -311,6 +339,9 @@ fn urls_get_their_database_replaced() {
         with_database("postgres://u:p@h:5/old?sslmode=disable", "new"),
         "postgres://u:p@h:5/new?sslmode=disable"
     );
-    assert_eq!(with_database("postgres://u:p@h:5", "new"), "postgres://u:p@h:5/new");
+    assert_eq!(
+        with_database("postgres://u:p@h:5", "new"),
+        "postgres://u:p@h:5/new"
+    );
     assert_eq!(with_database("postgres://h/old", "new"), "postgres://h/new");
 }

@@ -56,7 +56,7 @@ pub use binaries::{BinarySearch, PgBinaries};
 use cluster::ClusterPaths;
 use run_as::RunAs;
 use server::ServerProcess;
-use sqlx::postgres::{PgConnectOptions, PgConnection};
+use sqlx::postgres::PgConnectOptions;
 use sqlx::{ConnectOptions, Connection};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -150,6 +150,8 @@ pub struct EmbeddedPostgres {
     run_as: RunAs,
     password: String,
     port: u16,
+    /// Stops the server when dropped (blocking: whoever drops the server usually removes its
+    /// directory next, which must not happen under a running server).
     server: Option<ServerProcess>,
 }
 
@@ -264,7 +266,8 @@ impl EmbeddedPostgres {
                     if attempt < PORT_ATTEMPTS && log_tail.contains("already in use") =>
                 {
                     self.server = None;
-                    port = server::free_port().map_err(EmbeddedError::io("choosing a free port"))?;
+                    port =
+                        server::free_port().map_err(EmbeddedError::io("choosing a free port"))?;
                 }
                 Err(e) => {
                     if let Some(mut server) = self.server.take() {
@@ -369,15 +372,5 @@ impl EmbeddedPostgres {
         }
         conn.close().await?;
         Ok(())
-    }
-}
-
-impl Drop for EmbeddedPostgres {
-    fn drop(&mut self) {
-        if let Some(mut server) = self.server.take() {
-            // Blocking here is deliberate: whoever drops the server usually removes its directory
-            // next, which must not happen under a running server.
-            server.shut_down_blocking(STOP_TIMEOUT);
-        }
     }
 }

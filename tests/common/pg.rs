@@ -51,7 +51,9 @@ pub async fn private_server() -> (EmbeddedPostgres, String, TempDir) {
 
 /// `url` with its database replaced by `database`.
 pub fn with_database(url: &str, database: &str) -> String {
-    let (base, query) = url.split_once('?').map_or((url, None), |(b, q)| (b, Some(q)));
+    let (base, query) = url
+        .split_once('?')
+        .map_or((url, None), |(b, q)| (b, Some(q)));
     let after_scheme = base.find("://").map_or(0, |i| i + 3);
     let path_start = base[after_scheme..]
         .find('/')
@@ -77,6 +79,10 @@ impl TempDir {
             std::env::temp_dir().join(format!("{TEMP_PREFIX}{}-{}", std::process::id(), next_id()));
         std::fs::create_dir_all(&path)
             .unwrap_or_else(|e| panic!("creating {}: {e}", path.display()));
+        // Whatever the umask: as root the server runs as another user, who must be able to enter.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+            .unwrap_or_else(|e| panic!("chmod {}: {e}", path.display()));
         TempDir { path }
     }
 
@@ -218,7 +224,9 @@ extern "C" fn clean_up_at_exit() {
                 .enable_all()
                 .build()?;
             runtime.block_on(async {
-                let mut conn = PgConnection::connect(&url).await.map_err(std::io::Error::other)?;
+                let mut conn = PgConnection::connect(&url)
+                    .await
+                    .map_err(std::io::Error::other)?;
                 // Tests are done, but pools may not have closed yet: FORCE (Postgres 13+).
                 for name in databases.iter().rev() {
                     let sql = format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)");

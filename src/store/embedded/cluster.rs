@@ -41,8 +41,10 @@ impl ClusterPaths {
     }
 
     pub(super) fn create_root(&self) -> Result<(), EmbeddedError> {
-        std::fs::create_dir_all(&self.root)
-            .map_err(EmbeddedError::io(format!("creating {}", self.root.display())))
+        std::fs::create_dir_all(&self.root).map_err(EmbeddedError::io(format!(
+            "creating {}",
+            self.root.display()
+        )))
     }
 
     /// `PG_VERSION` is written by `initdb`; the data directory only gets its final name once
@@ -54,16 +56,25 @@ impl ClusterPaths {
     pub(super) fn read_password(&self) -> Result<String, EmbeddedError> {
         std::fs::read_to_string(&self.password)
             .map(|s| s.trim().to_string())
-            .map_err(EmbeddedError::io(format!("reading {}", self.password.display())))
+            .map_err(EmbeddedError::io(format!(
+                "reading {}",
+                self.password.display()
+            )))
     }
 
     pub(super) fn read_port(&self) -> Option<u16> {
-        std::fs::read_to_string(&self.port).ok()?.trim().parse().ok()
+        std::fs::read_to_string(&self.port)
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
     }
 
     pub(super) fn write_port(&self, port: u16) -> Result<(), EmbeddedError> {
-        std::fs::write(&self.port, format!("{port}\n"))
-            .map_err(EmbeddedError::io(format!("writing {}", self.port.display())))
+        std::fs::write(&self.port, format!("{port}\n")).map_err(EmbeddedError::io(format!(
+            "writing {}",
+            self.port.display()
+        )))
     }
 
     pub(super) fn open_log(&self) -> Result<File, EmbeddedError> {
@@ -80,8 +91,9 @@ impl ClusterPaths {
 
     pub(super) fn rotate_log(&self) -> Result<(), EmbeddedError> {
         if self.log_len() > LOG_ROTATE_BYTES {
-            std::fs::rename(&self.log, self.root.join("server.log.1"))
-                .map_err(EmbeddedError::io(format!("rotating {}", self.log.display())))?;
+            std::fs::rename(&self.log, self.root.join("server.log.1")).map_err(
+                EmbeddedError::io(format!("rotating {}", self.log.display())),
+            )?;
         }
         Ok(())
     }
@@ -91,7 +103,9 @@ impl ClusterPaths {
         let read = || -> std::io::Result<String> {
             let mut file = File::open(&self.log)?;
             let len = file.metadata()?.len();
-            file.seek(SeekFrom::Start(from.max(len.saturating_sub(LOG_TAIL_BYTES))))?;
+            file.seek(SeekFrom::Start(
+                from.max(len.saturating_sub(LOG_TAIL_BYTES)),
+            ))?;
             let mut bytes = Vec::new();
             file.read_to_end(&mut bytes)?;
             Ok(String::from_utf8_lossy(&bytes).into_owned())
@@ -207,12 +221,10 @@ pub(super) async fn clear_stale_pid_file(data: &Path) -> Result<(), EmbeddedErro
             _ => {
                 tracing::warn!(file = %pid_file.display(), "removing a stale postmaster.pid");
                 return match std::fs::remove_file(&pid_file) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                        Err(EmbeddedError::Io {
-                            context: format!("removing {}", pid_file.display()),
-                            source: e,
-                        })
-                    }
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(EmbeddedError::Io {
+                        context: format!("removing {}", pid_file.display()),
+                        source: e,
+                    }),
                     _ => Ok(()),
                 };
             }

@@ -68,8 +68,10 @@ impl RunAs {
         let RunAs::User { uid, gid, .. } = self else {
             return Ok(());
         };
-        chown_recursive(dir, *uid, *gid)
-            .map_err(EmbeddedError::io(format!("changing owner of {}", dir.display())))
+        chown_recursive(dir, *uid, *gid).map_err(EmbeddedError::io(format!(
+            "changing owner of {}",
+            dir.display()
+        )))
     }
 
     /// Fails with a clear message when this user cannot enter and write `dir`, typically because a

@@ -128,6 +128,16 @@ impl ServerProcess {
     }
 }
 
+impl Drop for ServerProcess {
+    /// A server is never left running by accident: not when its owner is dropped, and not when a
+    /// `stop` future is cancelled half-way.
+    fn drop(&mut self) {
+        if !self.has_exited() {
+            self.shut_down_blocking(super::STOP_TIMEOUT);
+        }
+    }
+}
+
 fn describe(status: std::io::Result<ExitStatus>) -> String {
     match status {
         Ok(status) => status.to_string(),
