@@ -16,10 +16,15 @@
 //! Arms are stable indices `0..k`. Arms can be added later (with no comparisons) and retired
 //! (never selected again; their index is never reused).
 
+pub mod argbest;
+pub mod beta;
+pub mod cached;
 pub mod champion;
 pub mod policies;
+pub mod rucb;
 pub mod spec;
 pub mod state;
+pub mod ucb;
 pub mod uniform;
 pub mod wins;
 

@@ -76,4 +76,5 @@ macro_rules! policies {
 
 policies! {
     "uniform" => Uniform(super::uniform::Uniform, super::uniform::UniformParams),
+    "rucb" => Rucb(super::rucb::Rucb, super::rucb::RucbParams),
 }
