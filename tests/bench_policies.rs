@@ -60,7 +60,14 @@ fn measure(spec: &str, m: &PrefMatrix, steps: usize, seed: u64) -> (f64, BanditS
 fn steps_per_second_on_mslr_navigational() {
     let m = load(MATRIX);
     let winner = m.condorcet_winner();
-    for (spec, steps) in [("rucb", 1_000_000)] {
+    for (spec, steps) in [
+        ("rucb", 1_000_000),
+        (
+            "merge_dts:alpha=0.262144,batch_size=16,c=4000000",
+            2_000_000,
+        ),
+        ("merge_dts:alpha=0.262144,batch_size=16,c=400000", 2_000_000),
+    ] {
         let (speed, state) = measure(spec, &m, steps, 1);
         let champion = state.champion();
         println!(

@@ -77,4 +77,5 @@ macro_rules! policies {
 policies! {
     "uniform" => Uniform(super::uniform::Uniform, super::uniform::UniformParams),
     "rucb" => Rucb(super::rucb::Rucb, super::rucb::RucbParams),
+    "merge_dts" => MergeDts(super::merge_dts::MergeDts, super::merge_dts::MergeDtsParams),
 }
