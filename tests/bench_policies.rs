@@ -67,6 +67,9 @@ fn steps_per_second_on_mslr_navigational() {
             2_000_000,
         ),
         ("merge_dts:alpha=0.262144,batch_size=16,c=400000", 2_000_000),
+        ("merge_dts:alpha=0.262144,batch_size=16,c=4000000", 200_000),
+        ("merge_rucb:alpha=0.262144,batch_size=8,c=400000", 2_000_000),
+        ("merge_rucb:alpha=0.262144,batch_size=8,c=400000", 200_000),
     ] {
         let (speed, state) = measure(spec, &m, steps, 1);
         let champion = state.champion();

@@ -311,6 +311,57 @@ fn merge_dts_with_default_parameters_finds_the_winner_of_arxiv6() {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// MergeRUCB
+
+/// li-2020's tuned MergeRUCB parameters, used in all its experiments (section 5.6).
+const MERGE_RUCB_TUNED: &str = "merge_rucb:alpha=0.262144,batch_size=8,c=400000";
+
+fn merge_rucb_tournament(state: &BanditState) -> &Tournament {
+    match &state.policy {
+        AnyPolicy::MergeRucb(p) => p.tournament(),
+        other => panic!("not merge_rucb: {}", other.name()),
+    }
+}
+
+#[test]
+fn merge_rucb_follows_the_batch_rules() {
+    for seed in 0..3 {
+        check_merge_rules("merge_rucb:alpha=0.51,batch_size=4,c=10", merge_rucb_tournament, seed);
+    }
+}
+
+#[test]
+fn merge_rucb_opponent_maximises_the_bound_within_the_batch() {
+    let (mut state, mut rng) = fresh_state("merge_rucb:alpha=0.51,batch_size=3,c=10", 9, 4);
+    for _ in 0..300 {
+        let pair = state.select(&mut rng);
+        let t = merge_rucb_tournament(&state);
+        let batch = t.batches().iter().find(|b| b.contains(&pair.first)).unwrap().clone();
+        let view = state.view();
+        let c = pair.first;
+        let u = |j: usize| {
+            if j == c {
+                0.5
+            } else {
+                ucb(view.score(j, c) + 1.0, view.count(j, c) + 2.0, 0.51, t.log_term())
+            }
+        };
+        let best = batch.iter().map(|&j| u(j)).fold(f64::NEG_INFINITY, f64::max);
+        assert!(batch.contains(&pair.second));
+        assert_eq!(u(pair.second), best);
+        let (w, l) = if rng.random::<bool>() { (pair.first, pair.second) } else { (pair.second, pair.first) };
+        if w != l {
+            state.record_win(w, l, &mut rng).unwrap();
+        }
+    }
+}
+
+#[test]
+fn merge_rucb_finds_the_condorcet_winner() {
+    assert_finds_winners(MERGE_RUCB_TUNED, STEPS);
+}
+
 #[test]
 #[ignore]
 fn explore_rates() {

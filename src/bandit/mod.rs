@@ -22,6 +22,7 @@ pub mod cached;
 pub mod champion;
 pub mod duel_table;
 pub mod merge_dts;
+pub mod merge_rucb;
 pub mod policies;
 pub mod rucb;
 pub mod spec;

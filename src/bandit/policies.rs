@@ -78,4 +78,5 @@ policies! {
     "uniform" => Uniform(super::uniform::Uniform, super::uniform::UniformParams),
     "rucb" => Rucb(super::rucb::Rucb, super::rucb::RucbParams),
     "merge_dts" => MergeDts(super::merge_dts::MergeDts, super::merge_dts::MergeDtsParams),
+    "merge_rucb" => MergeRucb(super::merge_rucb::MergeRucb, super::merge_rucb::MergeRucbParams),
 }
