@@ -28,7 +28,7 @@ pub fn draw<R: Rng + ?Sized>(view: &View, i: Arm, j: Arm, p: f64, rng: &mut R) -
     if p.is_nan() {
         sample_above_half(view.score(i, j) + 1.0, view.score(j, i) + 1.0, rng)
     } else {
-        rng.random::<f64>() < p
+        rng.next_u64() < to_threshold(p)
     }
 }
 
@@ -38,6 +38,17 @@ pub fn draw<R: Rng + ?Sized>(view: &View, i: Arm, j: Arm, p: f64, rng: &mut R) -
 pub struct DuelTable {
     pub arms: Vec<Arm>,
     p: Vec<f64>,
+    /// The same probabilities as thresholds on a uniform u64, `floor(p * 2^64)` (saturating), so
+    /// a pair is decided by one integer comparison; used while no cell is NaN.
+    thresholds: Vec<u64>,
+    /// Cells with non-integer counts (sampled from the Beta distribution).
+    nan_cells: usize,
+}
+
+/// floor(p * 2^64), saturating at u64::MAX: P(uniform u64 < threshold) = p up to 2^-64.
+#[inline]
+fn to_threshold(p: f64) -> u64 {
+    (p * 18_446_744_073_709_551_616.0) as u64
 }
 
 impl DuelTable {
@@ -65,9 +76,13 @@ impl DuelTable {
                 p[y * n + x] = 1.0 - value;
             }
         }
+        let thresholds = p.iter().map(|&v| to_threshold(v)).collect();
+        let nan_cells = p.iter().filter(|v| v.is_nan()).count();
         DuelTable {
             arms: arms.to_vec(),
             p,
+            thresholds,
+            nan_cells,
         }
     }
 
@@ -82,8 +97,13 @@ impl DuelTable {
 
     fn set(&mut self, x: usize, y: usize, value: f64) {
         let n = self.arms.len();
-        self.p[x * n + y] = value;
-        self.p[y * n + x] = 1.0 - value;
+        let (xy, yx) = (x * n + y, y * n + x);
+        self.nan_cells -= 2 * usize::from(self.p[xy].is_nan());
+        self.nan_cells += 2 * usize::from(value.is_nan());
+        self.p[xy] = value;
+        self.p[yx] = 1.0 - value;
+        self.thresholds[xy] = to_threshold(value);
+        self.thresholds[yx] = to_threshold(1.0 - value);
     }
 
     /// Applies a win of `winner` over `loser` (already in `view`) if both are in the table.
@@ -113,6 +133,20 @@ impl DuelTable {
     pub fn sample_wins<R: Rng + ?Sized>(&self, view: &View, wins: &mut [u32], rng: &mut R) {
         let n = self.arms.len();
         wins[..n].fill(0);
+        if self.nan_cells == 0 {
+            // Hot path: one u64 per pair, compared with the cached threshold.
+            for x in 0..n {
+                let row = &self.thresholds[x * n..(x + 1) * n];
+                let mut won = 0;
+                for (y, &threshold) in row.iter().enumerate().skip(x + 1) {
+                    let x_wins = rng.next_u64() < threshold;
+                    won += u32::from(x_wins);
+                    wins[y] += u32::from(!x_wins);
+                }
+                wins[x] += won;
+            }
+            return;
+        }
         for x in 0..n {
             let row = &self.p[x * n..(x + 1) * n];
             for (y, &p) in row.iter().enumerate().skip(x + 1) {

@@ -152,7 +152,7 @@ impl MergeDts {
             }
             tables.synced = total;
         }
-        let changed = self.tournament.record(view, a, b, rng);
+        let changed = self.tournament.record(view, a, b, !won, rng);
         if changed || !in_step {
             self.rebuild_tables(view);
         }

@@ -96,11 +96,11 @@ impl Policy for MergeRucb {
     }
 
     fn update<R: Rng + ?Sized>(&mut self, view: &View, winner: Arm, loser: Arm, rng: &mut R) {
-        self.tournament.record(view, winner, loser, rng);
+        self.tournament.record(view, winner, loser, false, rng);
     }
 
     fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, rng: &mut R) {
-        self.tournament.record(view, a, b, rng);
+        self.tournament.record(view, a, b, true, rng);
     }
 
     fn arm_added(&mut self, view: &View, arm: Arm) {

@@ -212,9 +212,17 @@ impl Tournament {
             .map_or(f64::NEG_INFINITY, |c| c.worst[arm])
     }
 
-    /// Learns of one outcome between `a` and `b` (already in `view`). Returns whether the batches
-    /// changed (an arm was eliminated, batches merged or a stage began).
-    pub fn record<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, rng: &mut R) -> bool {
+    /// Learns of one outcome between `a` and `b` (already in `view`): a win of `a` over `b`, or a
+    /// tie counted as half a win each (`tie`). Returns whether the batches changed (an arm was
+    /// eliminated, batches merged or a stage began).
+    pub fn record<R: Rng + ?Sized>(
+        &mut self,
+        view: &View,
+        a: Arm,
+        b: Arm,
+        tie: bool,
+        rng: &mut R,
+    ) -> bool {
         self.t += 1;
         let total = evidence_total(view);
         let in_step = self
@@ -226,24 +234,35 @@ impl Tournament {
             self.rebuild(view);
             return self.settle(view, None, rng);
         }
-        let mut touched = Vec::with_capacity(2);
-        for arm in [a, b] {
-            if let Some(batch) = self.batch_of(arm) {
-                let w = self.worst_direct(view, batch, arm);
-                let cache = self.cache.0.as_mut().expect("in step");
-                cache.worst[arm] = w;
-                if !touched.contains(&batch) {
-                    touched.push(batch);
-                }
+        let (batch_a, batch_b) = (self.batch_of(a), self.batch_of(b));
+        let mut touched = Vec::with_capacity(1);
+        if let (Some(ba), Some(bb)) = (batch_a, batch_b)
+            && ba == bb
+        {
+            // Only the pair (a, b) changed: the worst thresholds of a and b move only if the new
+            // cell exceeds them, or if the old cell was their maximum (then rescan the batch).
+            let alpha = self.confidence.alpha;
+            let (da, db) = if tie { (0.5, 0.5) } else { (1.0, 0.0) };
+            for (i, j, di) in [(a, b, da), (b, a, db)] {
+                let count = view.count(i, j) + 2.0;
+                let old = threshold(view.score(i, j) + 1.0 - di, count - 1.0, alpha);
+                let new = threshold(view.score(i, j) + 1.0, count, alpha);
+                let worst = self.worst(i);
+                let value = if new >= worst {
+                    new
+                } else if old >= worst {
+                    self.worst_direct(view, ba, i)
+                } else {
+                    worst
+                };
+                self.cache.0.as_mut().expect("in step").worst[i] = value;
             }
+            touched.push(ba);
         }
-        // Only the pair (a, b) changed, and only the thresholds of a and b involve it.
         let cache = self.cache.0.as_mut().expect("in step");
         cache.synced = total;
         let log_term = self.log_term();
-        let any_dominated = [a, b]
-            .iter()
-            .any(|&arm| self.batch_of(arm).is_some() && log_term < self.worst(arm));
+        let any_dominated = !touched.is_empty() && (log_term < self.worst(a) || log_term < self.worst(b));
         if !any_dominated && !self.stage_due() {
             return false;
         }
