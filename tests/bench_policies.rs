@@ -70,9 +70,11 @@ fn steps_per_second_on_mslr_navigational() {
         ("merge_dts:alpha=0.262144,batch_size=16,c=4000000", 200_000),
         ("merge_rucb:alpha=0.262144,batch_size=8,c=400000", 2_000_000),
         ("merge_rucb:alpha=0.262144,batch_size=8,c=400000", 200_000),
+        ("dts:alpha=0.2097152", 20_000),
     ] {
         // BENCH_ONLY=text restricts the run to the specs containing it (for profiling).
-        if std::env::var("BENCH_ONLY").is_ok_and(|only| !format!("{spec} {steps}").contains(&only)) {
+        if std::env::var("BENCH_ONLY").is_ok_and(|only| !format!("{spec} {steps}").contains(&only))
+        {
             continue;
         }
         let (speed, state) = measure(spec, &m, steps, 1);

@@ -4,12 +4,13 @@
 
 mod support;
 
+use joust::bandit::dts::Dts;
 use joust::bandit::tournament::Tournament;
 use joust::bandit::ucb::ucb;
 use joust::bandit::{AnyPolicy, BanditRng, BanditState, PolicySpec, TieRule};
 use joust::sim::{PrefMatrix, scenarios};
 use rand::{Rng, SeedableRng};
-use support::{DELAYED, Feedback, IMMEDIATE};
+use support::{DELAYED, IMMEDIATE};
 
 fn spec(text: &str) -> PolicySpec {
     PolicySpec::parse_cli(text).unwrap()
@@ -327,7 +328,11 @@ fn merge_rucb_tournament(state: &BanditState) -> &Tournament {
 #[test]
 fn merge_rucb_follows_the_batch_rules() {
     for seed in 0..3 {
-        check_merge_rules("merge_rucb:alpha=0.51,batch_size=4,c=10", merge_rucb_tournament, seed);
+        check_merge_rules(
+            "merge_rucb:alpha=0.51,batch_size=4,c=10",
+            merge_rucb_tournament,
+            seed,
+        );
     }
 }
 
@@ -337,20 +342,37 @@ fn merge_rucb_opponent_maximises_the_bound_within_the_batch() {
     for _ in 0..300 {
         let pair = state.select(&mut rng);
         let t = merge_rucb_tournament(&state);
-        let batch = t.batches().iter().find(|b| b.contains(&pair.first)).unwrap().clone();
+        let batch = t
+            .batches()
+            .iter()
+            .find(|b| b.contains(&pair.first))
+            .unwrap()
+            .clone();
         let view = state.view();
         let c = pair.first;
         let u = |j: usize| {
             if j == c {
                 0.5
             } else {
-                ucb(view.score(j, c) + 1.0, view.count(j, c) + 2.0, 0.51, t.log_term())
+                ucb(
+                    view.score(j, c) + 1.0,
+                    view.count(j, c) + 2.0,
+                    0.51,
+                    t.log_term(),
+                )
             }
         };
-        let best = batch.iter().map(|&j| u(j)).fold(f64::NEG_INFINITY, f64::max);
+        let best = batch
+            .iter()
+            .map(|&j| u(j))
+            .fold(f64::NEG_INFINITY, f64::max);
         assert!(batch.contains(&pair.second));
         assert_eq!(u(pair.second), best);
-        let (w, l) = if rng.random::<bool>() { (pair.first, pair.second) } else { (pair.second, pair.first) };
+        let (w, l) = if rng.random::<bool>() {
+            (pair.first, pair.second)
+        } else {
+            (pair.second, pair.first)
+        };
         if w != l {
             state.record_win(w, l, &mut rng).unwrap();
         }
@@ -362,21 +384,241 @@ fn merge_rucb_finds_the_condorcet_winner() {
     assert_finds_winners(MERGE_RUCB_TUNED, STEPS);
 }
 
+// ---------------------------------------------------------------------------------------------
+// DTS
+
+fn dts_of(state: &BanditState) -> &Dts {
+    match &state.policy {
+        AnyPolicy::Dts(p) => p,
+        other => panic!("not dts: {}", other.name()),
+    }
+}
+
 #[test]
-#[ignore]
-fn explore_rates() {
-    let which: Vec<String> = std::env::var("EXPLORE")
-        .unwrap_or_default()
-        .split(';')
-        .map(String::from)
-        .collect();
-    let policy = &which[0];
-    let steps: usize = which[1].parse().unwrap();
-    let seeds: u64 = which[2].parse().unwrap();
-    for (name, m) in scenarios() {
-        for (fname, fb) in [("immediate", IMMEDIATE), ("delayed", DELAYED)] {
-            let r = support::success_rate(&spec(policy), &m, steps, 0..seeds, fb);
-            println!("{policy} {name} {fname} {steps}: {r}");
+fn dts_picks_a_copeland_candidate_and_an_opponent_it_does_not_surely_beat() {
+    let m = scenarios::cycle2();
+    let (mut state, mut rng) = fresh_state("dts", m.k(), 6);
+    let mut self_duels = 0;
+    for step in 0..3_000 {
+        let pair = state.select(&mut rng);
+        let dts = dts_of(&state);
+        let view = state.view();
+        let candidates = dts.candidates(&view);
+        assert!(
+            candidates.contains(&pair.first),
+            "step {step}: c = {} not in {candidates:?}",
+            pair.first
+        );
+        assert!(pair.first == pair.second || dts.lower(&view, pair.second, pair.first) <= 0.5);
+        self_duels += usize::from(pair.first == pair.second);
+        if pair.first == pair.second {
+            state.record_tie(pair.first, pair.second, &mut rng).unwrap();
+        } else if m.duel(pair.first, pair.second, &mut rng) {
+            state.record_win(pair.first, pair.second, &mut rng).unwrap();
+        } else {
+            state.record_win(pair.second, pair.first, &mut rng).unwrap();
+        }
+    }
+    // Early on no l_jc exceeds 1/2, so the opponent is a sampled arm, rarely c itself.
+    assert!(self_duels < 3_000 / 2, "{self_duels}");
+}
+
+#[test]
+fn dts_finds_the_condorcet_winner() {
+    assert_finds_winners("dts", STEPS);
+}
+
+// ---------------------------------------------------------------------------------------------
+// All four: state round-trips, feedback with ties, arms added and retired.
+
+const ALL: [&str; 4] = ["rucb", MERGE_DTS_TUNED, MERGE_RUCB_TUNED, "dts"];
+
+/// Plays `steps` duels of `m` (ties when ties count), then checks that the state survives
+/// serde_json unchanged and that the restored state (whose caches are empty) makes the same
+/// choices as the original from the same RNG.
+fn assert_round_trip(policy: &str, ties: TieRule) {
+    let m = scenarios::arxiv6();
+    let mut rng = BanditRng::seed_from_u64(9);
+    let mut state = BanditState::new(&spec(policy), m.k(), ties, &mut rng).unwrap();
+    for step in 0..3_000 {
+        let pair = state.select(&mut rng);
+        if pair.first == pair.second || step % 7 == 0 {
+            state.record_tie(pair.first, pair.second, &mut rng).unwrap();
+        } else if m.duel(pair.first, pair.second, &mut rng) {
+            state.record_win(pair.first, pair.second, &mut rng).unwrap();
+        } else {
+            state.record_win(pair.second, pair.first, &mut rng).unwrap();
+        }
+    }
+    let json = serde_json::to_string(&state).unwrap();
+    let restored: BanditState = serde_json::from_str(&json).unwrap();
+    assert_eq!(restored, state, "{policy}");
+    let (mut r1, mut r2) = (BanditRng::seed_from_u64(4), BanditRng::seed_from_u64(4));
+    for _ in 0..200 {
+        assert_eq!(state.select(&mut r1), restored.select(&mut r2), "{policy}");
+    }
+}
+
+#[test]
+fn states_round_trip_through_json() {
+    for policy in ALL {
+        assert_round_trip(policy, TieRule::Ignore);
+        assert_round_trip(policy, TieRule::HalfWin);
+    }
+}
+
+#[test]
+fn parameters_are_validated_with_clear_errors() {
+    let mut rng = BanditRng::seed_from_u64(0);
+    for (text, needle) in [
+        ("rucb:alpha=0", "alpha"),
+        ("dts:alpha=-1", "alpha"),
+        ("merge_dts:batch_size=1", "batch_size"),
+        ("merge_rucb:batch_size=1", "batch_size"),
+        ("merge_dts:c=0", "`c`"),
+        ("merge_rucb:alpha=0", "alpha"),
+        ("merge_dts:gamma=2", "gamma"),
+    ] {
+        let err = BanditState::new(&spec(text), 6, TieRule::Ignore, &mut rng).unwrap_err();
+        assert!(err.to_string().contains(needle), "{text}: {err}");
+    }
+    for text in [
+        "rucb:alpha=0.3",
+        "merge_dts",
+        "merge_rucb",
+        "dts",
+        MERGE_DTS_TUNED,
+    ] {
+        assert!(
+            BanditState::new(&spec(text), 6, TieRule::Ignore, &mut rng).is_ok(),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn merge_policies_report_survivors_and_the_last_one() {
+    for policy in [MERGE_DTS_TUNED, MERGE_RUCB_TUNED] {
+        let (state, perm) = support::run(
+            &spec(policy),
+            &scenarios::utility("1good", "linear").unwrap(),
+            20_000,
+            3,
+            IMMEDIATE,
+        );
+        let report = state.champion();
+        assert_eq!(
+            report.contenders.len(),
+            1,
+            "{policy}: {:?}",
+            report.contenders
+        );
+        assert_eq!(report.policy_belief, Some(report.contenders[0]));
+        assert_eq!(perm[report.ranker.unwrap()], 0);
+        // The last survivor is compared with itself.
+        let mut rng = BanditRng::seed_from_u64(1);
+        let pair = state.select(&mut rng);
+        assert_eq!(pair.first, pair.second);
+    }
+    for policy in ["rucb", "dts"] {
+        let (state, _) = support::run(&spec(policy), &scenarios::arxiv6(), 2_000, 3, IMMEDIATE);
+        assert_eq!(state.champion().contenders.len(), 6);
+        assert_eq!(state.champion().policy_belief, None);
+    }
+}
+
+#[test]
+fn added_arms_join_a_batch_and_retired_arms_leave_it() {
+    for (policy, tournament) in [
+        (
+            MERGE_DTS_TUNED,
+            merge_dts_tournament as fn(&BanditState) -> &Tournament,
+        ),
+        (MERGE_RUCB_TUNED, merge_rucb_tournament),
+    ] {
+        let policy = policy
+            .replace("batch_size=16", "batch_size=4")
+            .replace("batch_size=8", "batch_size=4");
+        let (mut state, mut rng) = fresh_state(&policy, 10, 8);
+        let new = state.add_arm();
+        let t = tournament(&state);
+        let sizes: Vec<usize> = t.batches().iter().map(Vec::len).collect();
+        assert!(t.batches().iter().any(|b| b.contains(&new)), "{sizes:?}");
+        state.retire_arm(3).unwrap();
+        assert!(!tournament(&state).survivors().contains(&3));
+        for _ in 0..2_000 {
+            let pair = state.select(&mut rng);
+            assert!(pair.first != 3 && pair.second != 3);
+            state.record_win(pair.first, pair.second, &mut rng).ok();
+        }
+    }
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        /// Select, then report an outcome: first wins, second wins, or a tie.
+        Duel(u8),
+        Retire(usize),
+        Add,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            8 => (0u8..3).prop_map(Op::Duel),
+            1 => (0usize..12).prop_map(Op::Retire),
+            1 => Just(Op::Add),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        #[test]
+        fn selections_stay_active_counts_add_up_and_state_round_trips(
+            which in 0usize..4,
+            half_win in any::<bool>(),
+            k in 2usize..9,
+            seed in any::<u64>(),
+            ops in proptest::collection::vec(op(), 1..300),
+        ) {
+            let policy = ["rucb", "merge_dts:alpha=0.51,batch_size=2,c=5", "merge_rucb:alpha=0.51,batch_size=3,c=5", "dts"][which];
+            let ties = if half_win { TieRule::HalfWin } else { TieRule::Ignore };
+            let mut rng = BanditRng::seed_from_u64(seed);
+            let mut state = BanditState::new(&spec(policy), k, ties, &mut rng).unwrap();
+            let mut decided = 0u64;
+            for op in ops {
+                match op {
+                    Op::Duel(outcome) => {
+                        let pair = state.select(&mut rng);
+                        prop_assert!(state.active[pair.first] && state.active[pair.second]);
+                        if outcome == 2 || pair.first == pair.second {
+                            state.record_tie(pair.first, pair.second, &mut rng).unwrap();
+                        } else {
+                            let (w, l) = if outcome == 0 { (pair.first, pair.second) } else { (pair.second, pair.first) };
+                            state.record_win(w, l, &mut rng).unwrap();
+                            decided += 1;
+                        }
+                    }
+                    Op::Retire(arm) => {
+                        if arm < state.k() && state.active[arm] && state.active_count() > 2 {
+                            state.retire_arm(arm).unwrap();
+                        }
+                    }
+                    Op::Add => {
+                        state.add_arm();
+                    }
+                }
+            }
+            prop_assert_eq!(state.wins.total_wins(), decided);
+            let json = serde_json::to_string(&state).unwrap();
+            let restored: BanditState = serde_json::from_str(&json).unwrap();
+            prop_assert_eq!(&restored, &state);
+            let pair = restored.select(&mut rng);
+            prop_assert!(restored.active[pair.first] && restored.active[pair.second]);
         }
     }
 }

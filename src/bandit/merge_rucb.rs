@@ -88,7 +88,12 @@ impl Policy for MergeRucb {
             let u = if j == c {
                 0.5
             } else {
-                ucb(view.score(j, c) + 1.0, view.count(j, c) + 2.0, alpha, log_term)
+                ucb(
+                    view.score(j, c) + 1.0,
+                    view.count(j, c) + 2.0,
+                    alpha,
+                    log_term,
+                )
             };
             best.offer(j, u, rng);
         }

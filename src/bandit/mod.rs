@@ -20,6 +20,7 @@ pub mod argbest;
 pub mod beta;
 pub mod cached;
 pub mod champion;
+pub mod dts;
 pub mod duel_table;
 pub mod merge_dts;
 pub mod merge_rucb;

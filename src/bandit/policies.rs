@@ -79,4 +79,5 @@ policies! {
     "rucb" => Rucb(super::rucb::Rucb, super::rucb::RucbParams),
     "merge_dts" => MergeDts(super::merge_dts::MergeDts, super::merge_dts::MergeDtsParams),
     "merge_rucb" => MergeRucb(super::merge_rucb::MergeRucb, super::merge_rucb::MergeRucbParams),
+    "dts" => Dts(super::dts::Dts, super::dts::DtsParams),
 }

@@ -262,7 +262,8 @@ impl Tournament {
         let cache = self.cache.0.as_mut().expect("in step");
         cache.synced = total;
         let log_term = self.log_term();
-        let any_dominated = !touched.is_empty() && (log_term < self.worst(a) || log_term < self.worst(b));
+        let any_dominated =
+            !touched.is_empty() && (log_term < self.worst(a) || log_term < self.worst(b));
         if !any_dominated && !self.stage_due() {
             return false;
         }
