@@ -16,7 +16,7 @@
 //! it in O(1) ([`prob_above_half_next`]) instead of summing a tail again.
 
 use rand::Rng;
-use rand_distr::{Beta, Distribution};
+use rand_distr::{Beta, Distribution, Gamma};
 
 const LN_2PI: f64 = 1.837_877_066_409_345_5;
 
@@ -143,11 +143,18 @@ pub fn sample_above_half<R: Rng + ?Sized>(a: f64, b: f64, rng: &mut R) -> bool {
     sample_beta(a, b, rng) > 0.5
 }
 
-/// One draw from Beta(a, b), a, b > 0.
+/// One draw from Beta(a, b), a, b > 0, as X / (X + Y) with X ~ Gamma(a), Y ~ Gamma(b): the same
+/// distribution as a direct Beta sampler, and for the parameters Thompson sampling uses (at least
+/// 1) about twice as fast, because Marsaglia and Tsang's Gamma sampler rarely needs a logarithm.
 pub fn sample_beta<R: Rng + ?Sized>(a: f64, b: f64, rng: &mut R) -> f64 {
-    Beta::new(a, b)
-        .expect("Beta parameters are positive and finite")
-        .sample(rng)
+    if a < 1.0 || b < 1.0 {
+        return Beta::new(a, b)
+            .expect("Beta parameters are positive and finite")
+            .sample(rng);
+    }
+    let x = Gamma::new(a, 1.0).expect("shape is positive").sample(rng);
+    let y = Gamma::new(b, 1.0).expect("shape is positive").sample(rng);
+    x / (x + y)
 }
 
 #[cfg(test)]
@@ -248,5 +255,21 @@ mod tests {
         let freq = hits as f64 / 20_000.0;
         let exact = prob_above_half(9, 5);
         assert!((freq - exact).abs() < 0.014, "{freq} vs {exact}");
+    }
+
+    #[test]
+    fn beta_samples_have_the_right_mean_and_variance() {
+        // Beta(3, 7): mean 0.3, variance ab / ((a+b)^2 (a+b+1)) = 21 / 1100 = 0.019091. With
+        // 40,000 draws the sample mean has sd sqrt(0.019091 / 40000) = 0.00069 (5 sd: 0.0035);
+        // the sample variance has sd about 0.00012 (fourth moment of a bounded variable; 5 sd:
+        // 0.0006).
+        let mut rng = BanditRng::seed_from_u64(12);
+        let draws: Vec<f64> = (0..40_000)
+            .map(|_| sample_beta(3.0, 7.0, &mut rng))
+            .collect();
+        let mean = draws.iter().sum::<f64>() / draws.len() as f64;
+        let var = draws.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / draws.len() as f64;
+        assert!((mean - 0.3).abs() < 0.0035, "{mean}");
+        assert!((var - 21.0 / 1100.0).abs() < 0.0006, "{var}");
     }
 }
