@@ -141,14 +141,14 @@ impl MergeDts {
             .is_some_and(|t| t.synced + 1 == total);
         if in_step {
             let tables = self.tables.0.as_mut().expect("in step");
-            if let Some(bi) = self.tournament.batch_of(a)
-                && let Some(table) = tables.tables.get_mut(bi)
-            {
-                if won {
-                    table.record_win(view, a, b);
-                } else {
-                    table.recompute(view, a, b);
-                }
+            let table = self
+                .tournament
+                .batch_of(a)
+                .and_then(|bi| tables.tables.get_mut(bi));
+            match table {
+                Some(table) if won => table.record_win(view, a, b),
+                Some(table) => table.recompute(view, a, b),
+                None => {}
             }
             tables.synced = total;
         }

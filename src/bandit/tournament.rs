@@ -236,9 +236,8 @@ impl Tournament {
         }
         let (batch_a, batch_b) = (self.batch_of(a), self.batch_of(b));
         let mut touched = Vec::with_capacity(1);
-        if let (Some(ba), Some(bb)) = (batch_a, batch_b)
-            && ba == bb
-        {
+        let same_batch = batch_a.filter(|_| batch_a == batch_b);
+        if let Some(ba) = same_batch {
             // Only the pair (a, b) changed: the worst thresholds of a and b move only if the new
             // cell exceeds them, or if the old cell was their maximum (then rescan the batch).
             let alpha = self.confidence.alpha;
