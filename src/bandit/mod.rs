@@ -16,20 +16,30 @@
 //! Arms are stable indices `0..k`. Arms can be added later (with no comparisons) and retired
 //! (never selected again; their index is never reused).
 
+pub mod argbest;
 pub mod beat_the_mean;
+pub mod beta;
+pub mod cached;
 pub mod champion;
 pub mod doubler;
+pub mod dts;
+pub mod duel_table;
 pub mod interleaved_filter;
+pub mod merge_dts;
+pub mod merge_rucb;
 pub mod multi_sbm;
 pub mod policies;
 pub mod rex3;
 pub mod rmed1;
+pub mod rucb;
 pub mod self_sparring;
 pub mod sides;
 pub mod single_armed;
 pub mod sparring;
 pub mod spec;
 pub mod state;
+pub mod tournament;
+pub mod ucb;
 pub mod uniform;
 pub mod wins;
 

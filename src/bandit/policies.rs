@@ -86,4 +86,8 @@ policies! {
     "self_sparring" => SelfSparring(super::self_sparring::SelfSparring, super::self_sparring::SelfSparringParams),
     "doubler" => Doubler(super::doubler::Doubler, super::doubler::DoublerParams),
     "multi_sbm" => MultiSbm(super::multi_sbm::MultiSbm, super::multi_sbm::MultiSbmParams),
+    "rucb" => Rucb(super::rucb::Rucb, super::rucb::RucbParams),
+    "merge_dts" => MergeDts(super::merge_dts::MergeDts, super::merge_dts::MergeDtsParams),
+    "merge_rucb" => MergeRucb(super::merge_rucb::MergeRucb, super::merge_rucb::MergeRucbParams),
+    "dts" => Dts(super::dts::Dts, super::dts::DtsParams),
 }

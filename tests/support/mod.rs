@@ -18,12 +18,26 @@ pub struct Feedback {
     pub lost: f64,
 }
 
-pub const IMMEDIATE: Feedback = Feedback { delay: 0, batch: 1, lost: 0.0 };
-pub const DELAYED: Feedback = Feedback { delay: 100, batch: 100, lost: 0.0 };
+pub const IMMEDIATE: Feedback = Feedback {
+    delay: 0,
+    batch: 1,
+    lost: 0.0,
+};
+pub const DELAYED: Feedback = Feedback {
+    delay: 100,
+    batch: 100,
+    lost: 0.0,
+};
 
 /// Runs `spec` on `matrix` for `steps` selections, arms shuffled by `seed` as the papers do.
 /// Returns the final state and the permutation (state arm `a` is matrix arm `perm[a]`).
-pub fn run(spec: &PolicySpec, matrix: &PrefMatrix, steps: usize, seed: u64, feedback: Feedback) -> (BanditState, Vec<Arm>) {
+pub fn run(
+    spec: &PolicySpec,
+    matrix: &PrefMatrix,
+    steps: usize,
+    seed: u64,
+    feedback: Feedback,
+) -> (BanditState, Vec<Arm>) {
     let mut rng = BanditRng::seed_from_u64(seed);
     let k = matrix.k();
     let mut perm: Vec<Arm> = (0..k).collect();
@@ -36,7 +50,10 @@ pub fn run(spec: &PolicySpec, matrix: &PrefMatrix, steps: usize, seed: u64, feed
     let mut ready: Vec<(Arm, Arm)> = Vec::new();
     for t in 0..steps {
         let pair = state.select(&mut rng);
-        assert!(state.active[pair.first] && state.active[pair.second], "selected a retired arm");
+        assert!(
+            state.active[pair.first] && state.active[pair.second],
+            "selected a retired arm"
+        );
         if rng.random::<f64>() >= feedback.lost {
             let (w, l) = if m.duel(pair.first, pair.second, &mut rng) {
                 (pair.first, pair.second)
@@ -72,8 +89,16 @@ pub fn champion_in_matrix(state: &BanditState, perm: &[Arm]) -> Option<Arm> {
 }
 
 /// Fraction of `seeds` in which the champion after `steps` is the matrix's Condorcet winner.
-pub fn success_rate(spec: &PolicySpec, matrix: &PrefMatrix, steps: usize, seeds: std::ops::Range<u64>, feedback: Feedback) -> f64 {
-    let winner = matrix.condorcet_winner().expect("matrix has a Condorcet winner");
+pub fn success_rate(
+    spec: &PolicySpec,
+    matrix: &PrefMatrix,
+    steps: usize,
+    seeds: std::ops::Range<u64>,
+    feedback: Feedback,
+) -> f64 {
+    let winner = matrix
+        .condorcet_winner()
+        .expect("matrix has a Condorcet winner");
     let n = seeds.end - seeds.start;
     let hits = seeds
         .filter(|&s| {

@@ -1,0 +1,313 @@
+//! `rucb`: Relative Upper Confidence Bound (zoghi-2014, Algorithm 1).
+//!
+//! At every step, with u_ij the relative upper confidence bound of [`super::ucb`] at log term ln t:
+//! 1. the champion c is drawn uniformly among the arms with u_cj >= 1/2 against every other
+//!    active arm (the "potential champions"); if there is none, uniformly among all active arms;
+//! 2. its opponent is d = argmax_j u_jc with u_cc = 1/2 (ties broken at random), i.e. the arm most
+//!    likely to beat c even pessimistically for c, so c meets itself only once every other arm
+//!    looks beaten.
+//!
+//! Conventions (chosen to follow the paper literally):
+//! - Counts start at zero (no prior) and x/0 := 1 (a pair never compared has u = 1).
+//! - t is the number of outcomes heard so far plus one, so ln t = 0 at the first step. It advances
+//!   with outcomes (wins and counted ties), not with selections: between two outcomes `select`
+//!   keeps drawing from the same bounds.
+//! - "u_cj >= 1/2" is non-strict, as in the paper.
+//! - Ties count as half a win when the experiment says so (through [`View::score`]).
+//!
+//! Parameters: `alpha` (default 0.51, the value of the paper's experiments; its analysis needs
+//! alpha > 1/2). Any alpha > 0 is accepted: li-2020 tuned the alphas of the related UCB-based
+//! policies to 0.8^6 and 0.8^7, below the theoretical range, and found them better in practice.
+//!
+//! Speed: whether u_cj >= 1/2 depends on the counts only through one threshold per pair
+//! ([`super::ucb::threshold`]), so each arm's worst threshold is cached and refreshed for the two
+//! arms of each outcome; a step costs O(K) (one row of bounds for d, read from a dense copy of the
+//! counts kept up to [`MIRROR_LIMIT`] arms). RUCB eliminates nothing:
+//! it reports no contenders and no belief.
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use super::argbest::ArgMax;
+use super::cached::{Cached, evidence_total};
+use super::spec::{PolicyParams, check_range};
+use super::ucb::{threshold, ucb};
+use super::{Arm, BanditRng, Pair, Policy, View};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RucbParams {
+    /// Exploration parameter of the confidence bounds.
+    pub alpha: f64,
+}
+
+impl Default for RucbParams {
+    fn default() -> Self {
+        RucbParams { alpha: 0.51 }
+    }
+}
+
+impl PolicyParams for RucbParams {
+    fn validate(&self, _k: usize) -> Result<(), String> {
+        check_range("alpha", self.alpha, 0.0, 1e6, false)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rucb {
+    alpha: f64,
+    /// Outcomes heard so far.
+    t: u64,
+    #[serde(skip)]
+    cache: Cached<Mirror>,
+}
+
+/// Dense per-pair values, laid out so that both loops of a step read contiguous memory: row c
+/// holds, for every j, the mean and inverse count of u_jc (so u_jc = mean + sqrt(alpha L inv_n);
+/// an unexplored pair has mean 1 and inv_n 0, i.e. u = 1), and the threshold of the pair (c, j).
+/// `worst[c]` is the largest threshold of c against an active arm: c is a potential champion
+/// exactly when ln t >= worst[c]. Built only up to [`MIRROR_LIMIT`] arms (24 bytes per pair).
+#[derive(Clone)]
+struct Mirror {
+    synced: u64,
+    k: usize,
+    mean: Vec<f64>,
+    inv_n: Vec<f64>,
+    tau: Vec<f64>,
+    worst: Vec<f64>,
+}
+
+/// Largest number of arms for which the dense cache is kept (1024 arms: 24 MiB). Above it every
+/// step reads the win matrix directly, in O(K^2).
+pub const MIRROR_LIMIT: usize = 1024;
+
+impl Mirror {
+    fn build(view: &View, alpha: f64) -> Self {
+        let k = view.k();
+        let mut m = Mirror {
+            synced: evidence_total(view),
+            k,
+            mean: vec![1.0; k * k],
+            inv_n: vec![0.0; k * k],
+            tau: vec![f64::NEG_INFINITY; k * k],
+            worst: vec![f64::NEG_INFINITY; k],
+        };
+        for c in 0..k {
+            for j in 0..k {
+                if j != c && view.active[j] && view.active[c] {
+                    m.set_cell(view, c, j, alpha);
+                }
+            }
+        }
+        for c in 0..k {
+            m.worst[c] = m.worst_of(c);
+        }
+        m
+    }
+
+    /// Row c, column j: u_jc's parts and the threshold of (c, j).
+    fn set_cell(&mut self, view: &View, c: Arm, j: Arm, alpha: f64) {
+        let n = view.count(c, j);
+        let idx = c * self.k + j;
+        if n > 0.0 {
+            self.mean[idx] = view.score(j, c) / n;
+            self.inv_n[idx] = 1.0 / n;
+        }
+        self.tau[idx] = threshold(view.score(c, j), n, alpha);
+    }
+
+    fn worst_of(&self, c: Arm) -> f64 {
+        self.tau[c * self.k..(c + 1) * self.k]
+            .iter()
+            .fold(f64::NEG_INFINITY, |w, &t| w.max(t))
+    }
+
+    /// Copies the evidence between `a` and `b` from the win matrix. A row's maximum needs a scan
+    /// only when the cell that held it went down.
+    fn refresh_pair(&mut self, view: &View, a: Arm, b: Arm, alpha: f64) {
+        for (c, j) in [(a, b), (b, a)] {
+            let old = self.tau[c * self.k + j];
+            self.set_cell(view, c, j, alpha);
+            let new = self.tau[c * self.k + j];
+            if new >= self.worst[c] {
+                self.worst[c] = new;
+            } else if old >= self.worst[c] {
+                self.worst[c] = self.worst_of(c);
+            }
+        }
+        self.synced = evidence_total(view);
+    }
+}
+
+impl Rucb {
+    pub fn new(params: RucbParams, _k: usize, _rng: &mut BanditRng) -> Self {
+        Rucb {
+            alpha: params.alpha,
+            t: 0,
+            cache: Cached(None),
+        }
+    }
+
+    pub fn alpha(&self) -> f64 {
+        self.alpha
+    }
+
+    /// ln t for the next step.
+    pub fn log_term(&self) -> f64 {
+        ((self.t + 1) as f64).ln()
+    }
+
+    /// The worst pair threshold of c, read from the win matrix.
+    fn worst_direct(&self, view: &View, c: Arm) -> f64 {
+        view.active_arms()
+            .filter(|&j| j != c)
+            .map(|j| threshold(view.score(c, j), view.count(c, j), self.alpha))
+            .fold(f64::NEG_INFINITY, f64::max)
+    }
+
+    fn fresh<'a>(&'a self, view: &View) -> Option<&'a Mirror> {
+        self.cache
+            .0
+            .as_ref()
+            .filter(|m| m.synced == evidence_total(view) && m.k == view.k())
+    }
+
+    fn rebuild(&mut self, view: &View) {
+        self.cache = Cached((view.k() <= MIRROR_LIMIT).then(|| Mirror::build(view, self.alpha)));
+    }
+
+    /// Refreshes the cache after one outcome between `a` and `b`.
+    fn refresh(&mut self, view: &View, a: Arm, b: Arm) {
+        let total = evidence_total(view);
+        let alpha = self.alpha;
+        match self.cache.0.as_mut() {
+            Some(m) if m.synced + 1 == total && m.k == view.k() => {
+                m.refresh_pair(view, a, b, alpha)
+            }
+            _ => self.rebuild(view),
+        }
+    }
+
+    /// Whether c is a potential champion at the current step (u_cj >= 1/2 for every active j).
+    pub fn is_potential_champion(&self, view: &View, c: Arm) -> bool {
+        let worst = match self.fresh(view) {
+            Some(m) => m.worst[c],
+            None => self.worst_direct(view, c),
+        };
+        self.log_term() >= worst
+    }
+
+    /// The champion: uniform among potential champions, else among all active arms.
+    fn champion<R: Rng + ?Sized>(&self, view: &View, worst: &[f64], rng: &mut R) -> Arm {
+        let log_term = self.log_term();
+        let is_candidate = |c: Arm| view.active[c] && log_term >= worst[c];
+        let candidates = (0..view.k()).filter(|&c| is_candidate(c)).count();
+        if candidates > 0 {
+            let pick = rng.random_range(0..candidates);
+            (0..view.k()).filter(|&c| is_candidate(c)).nth(pick)
+        } else {
+            let active = view.active_arms().count();
+            let pick = rng.random_range(0..active);
+            view.active_arms().nth(pick)
+        }
+        .expect("at least one active arm")
+    }
+}
+
+impl Policy for Rucb {
+    fn select<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Pair {
+        let log_term = self.log_term();
+        let mut best = ArgMax::new();
+        if let Some(m) = self.fresh(view) {
+            let c = self.champion(view, &m.worst, rng);
+            let row = c * m.k..(c + 1) * m.k;
+            let bonus = self.alpha * log_term;
+            for (j, (&mean, &inv_n)) in m.mean[row.clone()].iter().zip(&m.inv_n[row]).enumerate() {
+                if view.active[j] {
+                    let u = if j == c {
+                        0.5
+                    } else {
+                        mean + (bonus * inv_n).sqrt()
+                    };
+                    best.offer(j, u, rng);
+                }
+            }
+            return Pair::new(c, best.arm().expect("c itself is active"));
+        }
+        let worst: Vec<f64> = (0..view.k()).map(|c| self.worst_direct(view, c)).collect();
+        let c = self.champion(view, &worst, rng);
+        for j in view.active_arms() {
+            let u = if j == c {
+                0.5
+            } else {
+                ucb(view.score(j, c), view.count(j, c), self.alpha, log_term)
+            };
+            best.offer(j, u, rng);
+        }
+        Pair::new(c, best.arm().expect("c itself is active"))
+    }
+
+    fn update<R: Rng + ?Sized>(&mut self, view: &View, winner: Arm, loser: Arm, _rng: &mut R) {
+        self.t += 1;
+        self.refresh(view, winner, loser);
+    }
+
+    fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, _rng: &mut R) {
+        self.t += 1;
+        self.refresh(view, a, b);
+    }
+
+    fn arm_added(&mut self, view: &View, _arm: Arm) {
+        // The layout depends on K: rebuild (rare). The new arm has no comparisons.
+        self.rebuild(view);
+    }
+
+    fn arm_retired(&mut self, view: &View, _arm: Arm) {
+        // Arms whose worst opponent was the retired arm need their maximum recomputed.
+        self.rebuild(view);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bandit::{TieRule, WinMatrix};
+    use rand::SeedableRng;
+
+    fn policy(alpha: f64) -> Rucb {
+        let mut rng = BanditRng::seed_from_u64(0);
+        Rucb::new(RucbParams { alpha }, 4, &mut rng)
+    }
+
+    #[test]
+    fn alpha_must_be_positive() {
+        assert!(RucbParams { alpha: 0.0 }.validate(4).is_err());
+        assert!(RucbParams { alpha: f64::NAN }.validate(4).is_err());
+        assert!(RucbParams { alpha: 0.26 }.validate(4).is_ok());
+        assert!(RucbParams::default().validate(4).is_ok());
+    }
+
+    #[test]
+    fn cached_thresholds_match_a_fresh_computation() {
+        let mut w = WinMatrix::new(4);
+        let active = [true; 4];
+        let mut p = policy(0.51);
+        let mut rng = BanditRng::seed_from_u64(1);
+        for step in 0..500u32 {
+            let (a, b) = ((step % 4) as usize, ((step * 7 + 1) % 4) as usize);
+            if a == b {
+                continue;
+            }
+            w.record_win(a, b);
+            let view = View {
+                wins: &w,
+                active: &active,
+                ties: TieRule::Ignore,
+            };
+            p.update(&view, a, b, &mut rng);
+            let fresh = p.fresh(&view).expect("cache in step").worst.clone();
+            let direct: Vec<f64> = (0..4).map(|c| p.worst_direct(&view, c)).collect();
+            assert_eq!(fresh, direct);
+        }
+    }
+}
