@@ -123,7 +123,7 @@ async fn two_processes_on_one_database_stay_correct() {
         &client,
         format!("{}/v1/experiments", servers[0].base),
         json!({"name": "replicas", "rankers": ["a", "b", "c", "d", "e", "f"],
-               "policy": {"name": "uniform"}, "seed": 1}),
+               "policy": {"name": "merge_dts", "params": {"batch_size": 4}}, "seed": 1}),
     )
     .await;
     assert_eq!(s, StatusCode::CREATED, "{b}");
@@ -298,4 +298,111 @@ async fn postgres_outage_refuses_outcomes_keeps_duels_and_recovers() {
     assert_eq!(app.experiment(id).await["outcomes_applied"], acknowledged);
     app.stop().await;
     pg.stop().await.unwrap();
+}
+
+fn pids_of_postgres_under(dir: &std::path::Path) -> Vec<String> {
+    let out = Command::new("pgrep")
+        .args(["-f", &dir.display().to_string()])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .map(String::from)
+        .collect()
+}
+
+#[tokio::test]
+async fn serve_on_embedded_postgres_persists_and_shuts_down_gracefully() {
+    let dir = common::pg::TempDir::new();
+    let data = dir.path().join("data");
+    let client = reqwest::Client::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let base = format!("http://127.0.0.1:{port}");
+    let start = || {
+        Command::new(env!("CARGO_BIN_EXE_joust"))
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+            .args(["--data-dir".as_ref(), data.as_os_str()])
+            .env_remove("DATABASE_URL")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("spawn joust serve")
+    };
+    let wait_ready = || async {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            if let Ok(r) = client.get(format!("{base}/readyz")).send().await {
+                if r.status() == StatusCode::OK {
+                    return;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("joust serve did not become ready");
+    };
+    let terminate = |child: &mut Child| {
+        Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                assert!(status.success(), "joust serve exited with {status}");
+                return;
+            }
+            assert!(Instant::now() < deadline, "joust serve ignored SIGTERM");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+
+    let mut child = start();
+    wait_ready().await;
+    let (s, b) = post(
+        &client,
+        format!("{base}/v1/experiments"),
+        json!({"name": "kept", "rankers": ["a", "b", "c"], "policy": {"name": "rucb"}}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::CREATED, "{b}");
+    let id = b["id"].as_i64().unwrap();
+    let (_, d) = post(
+        &client,
+        format!("{base}/v1/experiments/{id}/duels"),
+        json!({}),
+    )
+    .await;
+    let (s, _) = post(
+        &client,
+        format!("{base}/v1/outcomes"),
+        json!({"duel_token": d["duel_token"], "winner": d["rankers"][0]}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+    terminate(&mut child);
+    assert!(
+        pids_of_postgres_under(&data).is_empty(),
+        "the embedded Postgres outlived joust"
+    );
+
+    let mut child = start();
+    wait_ready().await;
+    let e: Value = client
+        .get(format!("{base}/v1/experiments/{id}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(e["outcomes_applied"], 1, "{e}");
+    assert_eq!(
+        e["duels_issued"], 1,
+        "duel counts are flushed at shutdown: {e}"
+    );
+    terminate(&mut child);
 }
