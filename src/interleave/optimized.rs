@@ -1,0 +1,206 @@
+//! Optimized interleaving (Radlinski & Craswell 2013).
+//!
+//! The shown list is drawn from a distribution over the *allowed* lists: those in which every
+//! prefix is the union of a prefix of A and a prefix of B (each next document is the first
+//! not-yet-shown document of A or of B). The distribution is chosen so that clicks that ignore
+//! relevance give zero expected credit: for every depth k,
+//!     sum_L p_L * sum_{i <= k} delta(L_i) = 0,
+//! where a click on d credits A with 1/rank_A(d) and B with 1/rank_B(d) (the paper's "inverse
+//! rank" credit; a document missing from a list has rank len + 1 there) and
+//! delta(d) = 1/rank_A(d) - 1/rank_B(d). A random clicker who clicks the top k, or each document
+//! independently with a fixed probability, thus gives both rankers the same expected credit.
+//!
+//! The system (one row per depth plus sum p = 1, one column per allowed list) is solved exactly
+//! with the simplex method's Phase I ([`super::lp`]), which returns a basic solution: at most
+//! depth + 1 lists get non-zero probability. The paper picks, among the solutions, one that
+//! maximises a sensitivity objective; we take the Phase I vertex instead (it is unbiased, which is
+//! the property that matters for correctness). When no distribution satisfies every depth (rare;
+//! depth 1 is always satisfiable), the deepest constraints are dropped one by one and
+//! `unbiased_depth` records how many remain.
+//!
+//! A list of n documents has up to 2^n allowed lists, so the shown length is limited to
+//! [`MAX_OPTIMIZED_LEN`].
+
+use super::{Doc, InterleaveError, SoftOutcome, lp};
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+/// The longest shown list optimized interleaving builds (2^12 candidate lists at most).
+pub const MAX_OPTIMIZED_LEN: usize = 12;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OptimizedInterleaving<D> {
+    pub shown: Vec<D>,
+    /// Credit a click on `shown[i]` gives A: 1 / rank_A.
+    pub credit_a: Vec<f64>,
+    /// Credit a click on `shown[i]` gives B: 1 / rank_B.
+    pub credit_b: Vec<f64>,
+    /// Depths k for which the distribution makes random clicks' expected credit zero.
+    pub unbiased_depth: usize,
+}
+
+/// The distribution over allowed lists that optimized interleaving samples from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OptimizedDistribution<D> {
+    pub lists: Vec<Vec<D>>,
+    pub probabilities: Vec<f64>,
+    pub unbiased_depth: usize,
+}
+
+/// Computes the distribution for `a` and `b` (duplicates are dropped first).
+pub fn optimized_distribution<D: Doc>(
+    a: &[D],
+    b: &[D],
+    max_len: usize,
+) -> Result<OptimizedDistribution<D>, InterleaveError> {
+    let (a, b) = (super::dedup(a), super::dedup(b));
+    let system = System::new(&a, &b, max_len)?;
+    let (probabilities, unbiased_depth) = system.solve();
+    let lists = system
+        .lists
+        .iter()
+        .map(|l| l.iter().map(|&u| system.union[u].clone()).collect())
+        .collect();
+    Ok(OptimizedDistribution {
+        lists,
+        probabilities,
+        unbiased_depth,
+    })
+}
+
+impl<D: Doc> OptimizedInterleaving<D> {
+    /// `a` and `b` must be free of duplicates (see [`super::dedup`]).
+    pub(crate) fn new<R: Rng + ?Sized>(
+        a: &[D],
+        b: &[D],
+        max_len: usize,
+        rng: &mut R,
+    ) -> Result<Self, InterleaveError> {
+        let system = System::new(a, b, max_len)?;
+        let (p, unbiased_depth) = system.solve();
+        let mut r = rng.random::<f64>() * p.iter().sum::<f64>();
+        let mut chosen = p.len() - 1;
+        for (i, &pi) in p.iter().enumerate() {
+            r -= pi;
+            if r < 0.0 && pi > 0.0 {
+                chosen = i;
+                break;
+            }
+        }
+        let list = &system.lists[chosen];
+        Ok(OptimizedInterleaving {
+            shown: list.iter().map(|&u| system.union[u].clone()).collect(),
+            credit_a: list.iter().map(|&u| system.inv_rank_a[u]).collect(),
+            credit_b: list.iter().map(|&u| system.inv_rank_b[u]).collect(),
+            unbiased_depth,
+        })
+    }
+
+    /// Inverse-rank credit of the clicked documents: `[A, B]`.
+    pub(crate) fn ranker_credit(&self, clicks: &[usize]) -> [f64; 2] {
+        let a = clicks.iter().map(|&c| self.credit_a[c]).sum();
+        let b = clicks.iter().map(|&c| self.credit_b[c]).sum();
+        [a, b]
+    }
+
+    pub(crate) fn soft_outcome(&self, clicks: &[usize]) -> SoftOutcome {
+        let [a, b] = self.ranker_credit(clicks);
+        SoftOutcome::compare(a, b)
+    }
+}
+
+/// The allowed lists (as indices into the union of A and B) and the inverse ranks.
+struct System<D> {
+    union: Vec<D>,
+    inv_rank_a: Vec<f64>,
+    inv_rank_b: Vec<f64>,
+    lists: Vec<Vec<usize>>,
+}
+
+impl<D: Doc> System<D> {
+    fn new(a: &[D], b: &[D], max_len: usize) -> Result<Self, InterleaveError> {
+        let mut union: Vec<D> = a.to_vec();
+        union.extend(b.iter().filter(|d| !a.contains(d)).cloned());
+        let n = max_len.min(union.len());
+        if n > MAX_OPTIMIZED_LEN {
+            return Err(InterleaveError::TooLongForOptimized {
+                max: MAX_OPTIMIZED_LEN,
+                asked: n,
+            });
+        }
+        let index = |list: &[D]| -> Vec<usize> {
+            list.iter()
+                .map(|d| union.iter().position(|u| u == d).expect("in union"))
+                .collect()
+        };
+        let (ia, ib) = (index(a), index(b));
+        let inv_rank = |list: &[usize]| -> Vec<f64> {
+            (0..union.len())
+                .map(|u| {
+                    let rank = list.iter().position(|&x| x == u).unwrap_or(list.len()) + 1;
+                    1.0 / rank as f64
+                })
+                .collect()
+        };
+        let (inv_rank_a, inv_rank_b) = (inv_rank(&ia), inv_rank(&ib));
+        let mut lists = Vec::new();
+        let mut prefix = Vec::with_capacity(n);
+        allowed_lists(&ia, &ib, n, &mut prefix, &mut lists);
+        Ok(System {
+            union,
+            inv_rank_a,
+            inv_rank_b,
+            lists,
+        })
+    }
+
+    /// Probabilities per allowed list and the depth up to which they are unbiased.
+    fn solve(&self) -> (Vec<f64>, usize) {
+        let n = self.lists.first().map_or(0, Vec::len);
+        // prefix[k][l] = sum of delta over the top k+1 documents of list l.
+        let mut prefix = vec![vec![0.0; self.lists.len()]; n];
+        for (l, list) in self.lists.iter().enumerate() {
+            let mut sum = 0.0;
+            for (k, &u) in list.iter().enumerate() {
+                sum += self.inv_rank_a[u] - self.inv_rank_b[u];
+                prefix[k][l] = sum;
+            }
+        }
+        for depth in (1..=n).rev() {
+            let mut rows: Vec<Vec<f64>> = prefix[..depth].to_vec();
+            rows.push(vec![1.0; self.lists.len()]);
+            let mut rhs = vec![0.0; depth];
+            rhs.push(1.0);
+            if let Some(p) = lp::feasible_point(&rows, &rhs) {
+                return (p, depth);
+            }
+        }
+        // Nothing to balance (an empty shown list): the single allowed list, with certainty.
+        (vec![1.0 / self.lists.len() as f64; self.lists.len()], 0)
+    }
+}
+
+/// Appends to `out` every allowed list of length `n` that extends `prefix`.
+fn allowed_lists(
+    a: &[usize],
+    b: &[usize],
+    n: usize,
+    prefix: &mut Vec<usize>,
+    out: &mut Vec<Vec<usize>>,
+) {
+    if prefix.len() == n {
+        out.push(prefix.clone());
+        return;
+    }
+    let next_a = a.iter().copied().find(|d| !prefix.contains(d));
+    let next_b = b.iter().copied().find(|d| !prefix.contains(d));
+    let mut candidates = [next_a, next_b];
+    if next_a == next_b {
+        candidates[1] = None;
+    }
+    for d in candidates.into_iter().flatten() {
+        prefix.push(d);
+        allowed_lists(a, b, n, prefix, out);
+        prefix.pop();
+    }
+}
