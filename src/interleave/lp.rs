@@ -5,6 +5,8 @@
 
 /// Reduced costs and pivots below this are treated as zero.
 const EPS: f64 = 1e-10;
+/// Pivots after which Dantzig's rule gives way to Bland's, per row of the system.
+const DANTZIG_PIVOTS_PER_ROW: usize = 20;
 /// The sum of artificial variables left at the optimum below which the system is feasible.
 const FEASIBLE: f64 = 1e-8;
 
@@ -34,7 +36,18 @@ pub(crate) fn feasible_point(rows: &[Vec<f64>], rhs: &[f64]) -> Option<Vec<f64>>
         cost[width - 1] -= t[i * width + width - 1];
     }
     // Artificial columns never re-enter once they leave (standard for Phase I).
-    while let Some(enter) = (0..n).find(|&j| cost[j] < -EPS) {
+    let mut pivots = 0;
+    loop {
+        let bland = pivots > DANTZIG_PIVOTS_PER_ROW * m;
+        let enter = if bland {
+            (0..n).find(|&j| cost[j] < -EPS)
+        } else {
+            (0..n)
+                .filter(|&j| cost[j] < -EPS)
+                .min_by(|&x, &y| cost[x].total_cmp(&cost[y]))
+        };
+        let Some(enter) = enter else { break };
+        pivots += 1;
         let mut leave: Option<usize> = None;
         for i in 0..m {
             let a = t[i * width + enter];

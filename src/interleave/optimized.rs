@@ -6,7 +6,7 @@
 //! relevance give zero expected credit: for every depth k,
 //!     sum_L p_L * sum_{i <= k} delta(L_i) = 0,
 //! where a click on d credits A with 1/rank_A(d) and B with 1/rank_B(d) (the paper's "inverse
-//! rank" credit; a document missing from a list has rank len + 1 there) and
+//! rank" credit; a ranker gets no credit for a document its list does not hold) and
 //! delta(d) = 1/rank_A(d) - 1/rank_B(d). A random clicker who clicks the top k, or each document
 //! independently with a fixed probability, thus gives both rankers the same expected credit.
 //!
@@ -31,9 +31,9 @@ pub const MAX_OPTIMIZED_LEN: usize = 12;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OptimizedInterleaving<D> {
     pub shown: Vec<D>,
-    /// Credit a click on `shown[i]` gives A: 1 / rank_A.
+    /// Credit a click on `shown[i]` gives A: 1 / rank_A (0 if A does not rank it).
     pub credit_a: Vec<f64>,
-    /// Credit a click on `shown[i]` gives B: 1 / rank_B.
+    /// Credit a click on `shown[i]` gives B: 1 / rank_B (0 if B does not rank it).
     pub credit_b: Vec<f64>,
     /// Depths k for which the distribution makes random clicks' expected credit zero.
     pub unbiased_depth: usize,
@@ -136,9 +136,9 @@ impl<D: Doc> System<D> {
         let (ia, ib) = (index(a), index(b));
         let inv_rank = |list: &[usize]| -> Vec<f64> {
             (0..union.len())
-                .map(|u| {
-                    let rank = list.iter().position(|&x| x == u).unwrap_or(list.len()) + 1;
-                    1.0 / rank as f64
+                .map(|u| match list.iter().position(|&x| x == u) {
+                    Some(p) => 1.0 / (p + 1) as f64,
+                    None => 0.0,
                 })
                 .collect()
         };
