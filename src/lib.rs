@@ -1,7 +1,7 @@
 //! joust: online ranker evaluation with dueling bandits.
 //!
 //! Layers, each importing only downwards (see README "Architecture"):
-//! `bandit` (pure policies), `interleave` (pure interleaving and click credit), `sim` (matrices, simulation), `store` (Postgres).
+//! `bandit` (pure policies), `sim` (matrices, simulation), `store` (Postgres).
 
 pub mod bandit;
 pub mod interleave;

@@ -34,7 +34,13 @@ fn all_methods() -> Vec<Method> {
     ]
 }
 
-fn build<D: joust::interleave::Doc>(m: &Method, a: &[D], b: &[D], cap: usize, seed: u64) -> Interleaving<D> {
+fn build<D: joust::interleave::Doc>(
+    m: &Method,
+    a: &[D],
+    b: &[D],
+    cap: usize,
+    seed: u64,
+) -> Interleaving<D> {
     interleave(m, &[a, b], cap, &mut BanditRng::seed_from_u64(seed)).unwrap()
 }
 
@@ -50,7 +56,14 @@ fn mean_se(xs: &[f64]) -> (f64, f64) {
 /// probability 1/2 (the `random` click model), and returns per draw the statistic the method
 /// promises to keep unbiased: the expected outcome P(A wins) - P(B wins) (Team-Draft,
 /// Probabilistic, Multileave, Balanced), or, for Optimized, A's credit minus B's credit.
-fn random_click_statistic(m: &Method, a: &[u32], b: &[u32], cap: usize, n: usize, seed: u64) -> Vec<f64> {
+fn random_click_statistic(
+    m: &Method,
+    a: &[u32],
+    b: &[u32],
+    cap: usize,
+    n: usize,
+    seed: u64,
+) -> Vec<f64> {
     let mut rng = BanditRng::seed_from_u64(seed);
     let mut clicks = Vec::new();
     (0..n)
@@ -95,7 +108,10 @@ fn fair_methods_show_no_preference_under_random_clicks() {
     for (m, n) in &methods {
         for (p, (a, b, cap)) in fidelity_pairs().iter().enumerate() {
             let (mean, se) = mean_se(&random_click_statistic(m, a, b, *cap, *n, 11 + p as u64));
-            assert!(mean.abs() <= 5.0 * se, "{m:?} on pair {p}: mean {mean}, se {se}");
+            assert!(
+                mean.abs() <= 5.0 * se,
+                "{m:?} on pair {p}: mean {mean}, se {se}"
+            );
         }
     }
 }
@@ -105,9 +121,16 @@ fn probabilistic_is_fair_even_for_lists_of_different_documents_and_lengths() {
     // The union design (a document missing from a list ranks just below it) keeps every slot's
     // coin fair, so no preference whatever the lists; same 5-se bound as above.
     let m = Method::Probabilistic { tau: 3.0 };
-    for (a, b) in [(vec![0, 1, 2, 3, 4], vec![9]), (vec![], vec![0, 1, 2]), (vec![0, 1, 2, 3], vec![3, 7])] {
+    for (a, b) in [
+        (vec![0, 1, 2, 3, 4], vec![9]),
+        (vec![], vec![0, 1, 2]),
+        (vec![0, 1, 2, 3], vec![3, 7]),
+    ] {
         let (mean, se) = mean_se(&random_click_statistic(&m, &a, &b, 10, 20_000, 5));
-        assert!(mean.abs() <= 5.0 * se, "{a:?} vs {b:?}: mean {mean}, se {se}");
+        assert!(
+            mean.abs() <= 5.0 * se,
+            "{a:?} vs {b:?}: mean {mean}, se {se}"
+        );
     }
 }
 
@@ -118,11 +141,31 @@ fn the_fidelity_check_detects_known_biases() {
     // A 1, B 3, ties 4). Team-Draft with `continue` on A = (a, b, c, d), B = (e) gives A's team 4
     // documents and B's 1: with X ~ Bin(4, 1/2) and Y ~ Bin(1, 1/2) clicks,
     // E[outcome] = P(X > Y) - P(X < Y) = 26/32 - 1/32 = 25/32.
-    let (mean, se) = mean_se(&random_click_statistic(&Method::Balanced, &[0, 1, 2], &[1, 2, 0], 3, 20_000, 3));
-    assert!(mean < -5.0 * se && (mean + 0.25).abs() < 5.0 * se, "balanced: {mean} ({se})");
+    let (mean, se) = mean_se(&random_click_statistic(
+        &Method::Balanced,
+        &[0, 1, 2],
+        &[1, 2, 0],
+        3,
+        20_000,
+        3,
+    ));
+    assert!(
+        mean < -5.0 * se && (mean + 0.25).abs() < 5.0 * se,
+        "balanced: {mean} ({se})"
+    );
     let go_on = td(SharedPrefix::Draft, Exhausted::Continue);
-    let (mean, se) = mean_se(&random_click_statistic(&go_on, &[0, 1, 2, 3], &[4], 10, 20_000, 4));
-    assert!(mean > 5.0 * se && (mean - 25.0 / 32.0).abs() < 5.0 * se, "team draft: {mean} ({se})");
+    let (mean, se) = mean_se(&random_click_statistic(
+        &go_on,
+        &[0, 1, 2, 3],
+        &[4],
+        10,
+        20_000,
+        4,
+    ));
+    assert!(
+        mean > 5.0 * se && (mean - 25.0 / 32.0).abs() < 5.0 * se,
+        "team draft: {mean} ({se})"
+    );
 }
 
 #[test]
@@ -134,12 +177,21 @@ fn balanced_favours_b_two_times_in_three_with_one_random_click() {
     let n = 30_000;
     let mut b_wins = 0;
     for _ in 0..n {
-        let il = interleave(&Method::Balanced, &[&['a', 'b', 'c'][..], &['b', 'c', 'a'][..]], 10, &mut rng).unwrap();
+        let il = interleave(
+            &Method::Balanced,
+            &[&['a', 'b', 'c'][..], &['b', 'c', 'a'][..]],
+            10,
+            &mut rng,
+        )
+        .unwrap();
         let click = rng.random_range(0..il.shown().len());
         b_wins += (il.credit(&[click]) == Outcome::B) as usize;
     }
     let rate = b_wins as f64 / n as f64;
-    assert!((rate - 2.0 / 3.0).abs() < 5.0 * (2.0 / 9.0 / n as f64).sqrt(), "B won {rate}");
+    assert!(
+        (rate - 2.0 / 3.0).abs() < 5.0 * (2.0 / 9.0 / n as f64).sqrt(),
+        "B won {rate}"
+    );
 }
 
 #[test]
@@ -148,9 +200,15 @@ fn balanced_hand_worked() {
     let mut seen = HashSet::new();
     for seed in 0..64 {
         let il = build(&Method::Balanced, &a, &b, 10, seed);
-        let Interleaving::Balanced(ref inner) = il else { panic!() };
+        let Interleaving::Balanced(ref inner) = il else {
+            panic!()
+        };
         // A leads: a (A1), b (B1), then A2 = b and B2 = c... gives (a, b, c); B leads: (b, a, c).
-        let want: &[char] = if inner.a_first { &['a', 'b', 'c'] } else { &['b', 'a', 'c'] };
+        let want: &[char] = if inner.a_first {
+            &['a', 'b', 'c']
+        } else {
+            &['b', 'a', 'c']
+        };
         assert_eq!(il.shown(), want);
         seen.insert(inner.a_first);
         let pos = |d: char| il.shown().iter().position(|&x| x == d).unwrap();
@@ -178,23 +236,41 @@ fn team_draft_hand_worked() {
     for seed in 0..100 {
         let il = build(&m, &['a', 'b'], &['c', 'd'], 10, seed);
         let shown: String = il.shown().iter().collect();
-        assert!(["acb", "acd", "cab", "cad"].contains(&shown.as_str()), "{shown}");
-        let Interleaving::TeamDraft(ref inner) = il else { panic!() };
+        assert!(
+            ["acb", "acd", "cab", "cad"].contains(&shown.as_str()),
+            "{shown}"
+        );
+        let Interleaving::TeamDraft(ref inner) = il else {
+            panic!()
+        };
         for (d, t) in il.shown().iter().zip(&inner.teams) {
             assert_eq!(*t, if *d < 'c' { Team::A } else { Team::B });
         }
         let pos = |d: char| il.shown().iter().position(|&x| x == d).unwrap();
         assert_eq!(il.credit(&[pos('a')]), Outcome::A);
         assert_eq!(il.credit(&[pos('a'), pos('c')]), Outcome::Tie);
-        assert_eq!(il.credit(&[0, 1, 2]), if shown.contains('b') { Outcome::A } else { Outcome::B });
+        assert_eq!(
+            il.credit(&[0, 1, 2]),
+            if shown.contains('b') {
+                Outcome::A
+            } else {
+                Outcome::B
+            }
+        );
         seen.insert(shown);
     }
     assert_eq!(seen.len(), 4);
     // With `continue` the other list finishes its draft: acbd, acdb, cabd or cadb.
     let go_on = td(SharedPrefix::Draft, Exhausted::Continue);
     for seed in 0..20 {
-        let shown: String = build(&go_on, &['a', 'b'], &['c', 'd'], 10, seed).shown().iter().collect();
-        assert!(["acbd", "acdb", "cabd", "cadb"].contains(&shown.as_str()), "{shown}");
+        let shown: String = build(&go_on, &['a', 'b'], &['c', 'd'], 10, seed)
+            .shown()
+            .iter()
+            .collect();
+        assert!(
+            ["acbd", "acdb", "cabd", "cadb"].contains(&shown.as_str()),
+            "{shown}"
+        );
     }
 }
 
@@ -202,11 +278,23 @@ fn team_draft_hand_worked() {
 fn team_draft_shared_prefix_option() {
     let (a, b) = (['x', 'y', 'a', 'b'], ['x', 'y', 'c', 'd']);
     for seed in 0..20 {
-        let no_credit = build(&td(SharedPrefix::NoCredit, Exhausted::Stop), &a, &b, 10, seed);
-        let Interleaving::TeamDraft(ref inner) = no_credit else { panic!() };
+        let no_credit = build(
+            &td(SharedPrefix::NoCredit, Exhausted::Stop),
+            &a,
+            &b,
+            10,
+            seed,
+        );
+        let Interleaving::TeamDraft(ref inner) = no_credit else {
+            panic!()
+        };
         assert_eq!(&no_credit.shown()[..2], ['x', 'y']);
         assert_eq!(&inner.teams[..2], [Team::Nobody, Team::Nobody]);
-        assert_eq!(no_credit.credit(&[0, 1]), Outcome::Tie, "shared documents credit nobody");
+        assert_eq!(
+            no_credit.credit(&[0, 1]),
+            Outcome::Tie,
+            "shared documents credit nobody"
+        );
         // Then a, c (either order) and one more pick, which uses up the picker's list: stop.
         assert_eq!(no_credit.shown().len(), 5);
         // Drafting normally, x goes to whichever team picks first.
@@ -223,9 +311,19 @@ fn team_draft_exhausted_option() {
         // Stop once B has nothing new: right after e, which is B's first pick (shown (e)) or its
         // reply to A's first pick (shown (a, e)).
         let stop = build(&td(SharedPrefix::Draft, Exhausted::Stop), &a, &b, 10, seed);
-        assert!(stop.shown() == ['e'] || stop.shown() == ['a', 'e'], "{:?}", stop.shown());
+        assert!(
+            stop.shown() == ['e'] || stop.shown() == ['a', 'e'],
+            "{:?}",
+            stop.shown()
+        );
         lengths.insert(stop.shown().len());
-        let go_on = build(&td(SharedPrefix::Draft, Exhausted::Continue), &a, &b, 10, seed);
+        let go_on = build(
+            &td(SharedPrefix::Draft, Exhausted::Continue),
+            &a,
+            &b,
+            10,
+            seed,
+        );
         assert_eq!(go_on.shown().len(), 5);
         assert_eq!(&go_on.shown()[2..], ['b', 'c', 'd'], "A keeps drafting");
     }
@@ -264,7 +362,10 @@ fn probabilistic_hand_worked() {
         .find(|il| il.shown() == ['a', 'b'])
         .expect("(a, b) is shown about half the time");
     let close = |x: SoftOutcome, a: f64, b: f64, tie: f64| {
-        assert!((x.a - a).abs() < 1e-12 && (x.b - b).abs() < 1e-12 && (x.tie - tie).abs() < 1e-12, "{x:?}");
+        assert!(
+            (x.a - a).abs() < 1e-12 && (x.b - b).abs() < 1e-12 && (x.tie - tie).abs() < 1e-12,
+            "{x:?}"
+        );
     };
     close(il.soft_outcome(&[0]), 2.0 / 3.0, 1.0 / 3.0, 0.0);
     close(il.soft_outcome(&[0, 1]), 1.0 / 3.0, 1.0 / 6.0, 0.5);
@@ -291,13 +392,22 @@ fn optimized_hand_worked_and_exactly_unbiased() {
         assert_eq!(d.unbiased_depth, cap.min(d.lists[0].len()));
         assert!((d.probabilities.iter().sum::<f64>() - 1.0).abs() < 1e-9);
         assert!(d.probabilities.iter().all(|&p| p >= 0.0));
-        let inv_rank = |l: &[u32], x: u32| l.iter().position(|&y| y == x).map_or(0.0, |p| 1.0 / (p + 1) as f64);
+        let inv_rank = |l: &[u32], x: u32| {
+            l.iter()
+                .position(|&y| y == x)
+                .map_or(0.0, |p| 1.0 / (p + 1) as f64)
+        };
         for k in 1..=d.unbiased_depth {
             let bias: f64 = d
                 .lists
                 .iter()
                 .zip(&d.probabilities)
-                .map(|(l, p)| p * l[..k].iter().map(|&x| inv_rank(&a, x) - inv_rank(&b, x)).sum::<f64>())
+                .map(|(l, p)| {
+                    p * l[..k]
+                        .iter()
+                        .map(|&x| inv_rank(&a, x) - inv_rank(&b, x))
+                        .sum::<f64>()
+                })
                 .sum();
             assert!(bias.abs() < 1e-9, "depth {k}: {bias}");
         }
@@ -325,12 +435,22 @@ fn optimized_hand_worked_and_exactly_unbiased() {
 /// The generative model of Probabilistic interleaving, written out independently: the joint
 /// probability of the shown list and one assignment of slots to rankers.
 fn joint_probability(a: &[u8], b: &[u8], tau: f64, shown: &[u8], from_a: &[bool]) -> f64 {
-    let union: Vec<u8> = a.iter().chain(b.iter().filter(|d| !a.contains(d))).copied().collect();
-    let weight = |l: &[u8], d: u8| ((l.iter().position(|&x| x == d).unwrap_or(l.len()) + 1) as f64).powf(-tau);
+    let union: Vec<u8> = a
+        .iter()
+        .chain(b.iter().filter(|d| !a.contains(d)))
+        .copied()
+        .collect();
+    let weight = |l: &[u8], d: u8| {
+        ((l.iter().position(|&x| x == d).unwrap_or(l.len()) + 1) as f64).powf(-tau)
+    };
     let mut p = 1.0;
     for (i, (&d, &by_a)) in shown.iter().zip(from_a).enumerate() {
         let list = if by_a { a } else { b };
-        let rest: f64 = union.iter().filter(|u| !shown[..i].contains(u)).map(|&u| weight(list, u)).sum();
+        let rest: f64 = union
+            .iter()
+            .filter(|u| !shown[..i].contains(u))
+            .map(|&u| weight(list, u))
+            .sum();
         p *= 0.5 * weight(list, d) / rest;
     }
     p
@@ -407,8 +527,22 @@ fn duplicates_inside_a_list_count_once() {
         let mut shown = il.shown().to_vec();
         shown.sort();
         // A = (a, b), B = (b, c): Team-Draft with `stop` ends when a second pick uses A up.
-        let stops = matches!(m, Method::TeamDraft(TeamDraftOptions { exhausted: Exhausted::Stop, .. }));
-        assert_eq!(shown, if stops { &['a', 'b'][..] } else { &['a', 'b', 'c'][..] }, "{m:?}");
+        let stops = matches!(
+            m,
+            Method::TeamDraft(TeamDraftOptions {
+                exhausted: Exhausted::Stop,
+                ..
+            })
+        );
+        assert_eq!(
+            shown,
+            if stops {
+                &['a', 'b'][..]
+            } else {
+                &['a', 'b', 'c'][..]
+            },
+            "{m:?}"
+        );
     }
 }
 
@@ -425,7 +559,13 @@ fn empty_and_one_sided_lists() {
     for m in all_methods() {
         for seed in 0..10 {
             let il = build(&m, &none, &['x', 'y'], 10, seed);
-            if matches!(m, Method::TeamDraft(TeamDraftOptions { exhausted: Exhausted::Stop, .. })) {
+            if matches!(
+                m,
+                Method::TeamDraft(TeamDraftOptions {
+                    exhausted: Exhausted::Stop,
+                    ..
+                })
+            ) {
                 assert!(il.shown().is_empty());
                 continue;
             }
@@ -456,7 +596,10 @@ fn length_cap_and_bad_input() {
     }
     let mut rng = BanditRng::seed_from_u64(1);
     let err = interleave(&Method::Optimized, &[&long[..], &rev[..]], 25, &mut rng).unwrap_err();
-    assert_eq!(err, InterleaveError::TooLongForOptimized { max: 12, asked: 25 });
+    assert_eq!(
+        err,
+        InterleaveError::TooLongForOptimized { max: 12, asked: 25 }
+    );
     let three = [&long[..], &rev[..], &long[..]];
     assert!(matches!(
         interleave(&Method::Balanced, &three, 10, &mut rng),
@@ -468,15 +611,29 @@ fn length_cap_and_bad_input() {
         InterleaveError::TooFewLists { got: 1 }
     );
     let bad_tau = Method::Probabilistic { tau: f64::NAN };
-    assert!(matches!(interleave(&bad_tau, &three[..2], 10, &mut rng), Err(InterleaveError::BadTau(_))));
+    assert!(matches!(
+        interleave(&bad_tau, &three[..2], 10, &mut rng),
+        Err(InterleaveError::BadTau(_))
+    ));
     let il = build(&Method::Balanced, &long, &rev, 5, 1);
     assert!(il.check_clicks(&[0, 4]).is_ok());
-    assert!(il.check_clicks(&[5]).unwrap_err().contains("only 5 documents"));
+    assert!(
+        il.check_clicks(&[5])
+            .unwrap_err()
+            .contains("only 5 documents")
+    );
 }
 
 #[test]
 fn serde_names_and_round_trips() {
-    for (m, name) in all_methods().iter().zip(["team_draft", "team_draft", "balanced", "probabilistic", "optimized", "team_draft_multileave"]) {
+    for (m, name) in all_methods().iter().zip([
+        "team_draft",
+        "team_draft",
+        "balanced",
+        "probabilistic",
+        "optimized",
+        "team_draft_multileave",
+    ]) {
         let json = serde_json::to_value(m).unwrap();
         assert_eq!(json["method"], name);
         assert_eq!(&serde_json::from_value::<Method>(json).unwrap(), m);
@@ -492,7 +649,8 @@ fn serde_names_and_round_trips() {
     // Defaults fill in options that configuration leaves out.
     let m: Method = serde_json::from_str(r#"{"method": "probabilistic"}"#).unwrap();
     assert_eq!(m, Method::Probabilistic { tau: 3.0 });
-    let m: Method = serde_json::from_str(r#"{"method": "team_draft", "exhausted": "continue"}"#).unwrap();
+    let m: Method =
+        serde_json::from_str(r#"{"method": "team_draft", "exhausted": "continue"}"#).unwrap();
     assert_eq!(m, td(SharedPrefix::Draft, Exhausted::Continue));
     let m: Method = serde_json::from_str(r#"{"method": "team_draft"}"#).unwrap();
     assert_eq!(m, Method::from_name("team_draft").unwrap());

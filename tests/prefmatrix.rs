@@ -6,13 +6,17 @@ use joust::sim::clicks::ClickModel;
 use joust::sim::prefmatrix::{self, Estimation, FeatureRankers};
 use joust::sim::prefmatrix_cli::{self, PrefmatrixArgs};
 use joust::sim::synthetic::{self, SyntheticSpec};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// 100 queries of 30 documents, 5 features (strengths 2, 1, 0.5, 0.25, 0 in seeded order).
 fn rankers(seed: u64) -> (FeatureRankers, Vec<f64>) {
     let spec: SyntheticSpec = "100:30:5".parse().unwrap();
     let data = synthetic::generate(&spec, seed);
-    let ndcg = data.feature_ids.iter().map(|&f| data.feature_ndcg(f, 10)).collect();
+    let ndcg = data
+        .feature_ids
+        .iter()
+        .map(|&f| data.feature_ndcg(f, 10))
+        .collect();
     (FeatureRankers::from_letor(&data, 10), ndcg)
 }
 
@@ -47,13 +51,22 @@ fn perfect_clicks_crown_the_feature_with_the_best_ndcg() {
             let (rankers, ndcg) = rankers(seed);
             let est = prefmatrix::estimate(&rankers, &how(method, "perfect", n, seed)).unwrap();
             let matrix = PrefMatrix::from_rows(est.rows.clone(), None).expect("valid matrix");
-            let best = (0..ndcg.len()).max_by(|&a, &b| ndcg[a].total_cmp(&ndcg[b])).unwrap();
+            let best = (0..ndcg.len())
+                .max_by(|&a, &b| ndcg[a].total_cmp(&ndcg[b]))
+                .unwrap();
             let weakest = (0..ndcg.len())
                 .filter(|&j| j != best)
                 .map(|j| matrix.p(best, j))
                 .fold(1.0, f64::min);
-            println!("{method} seed {seed}: ndcg {ndcg:.3?}, best {best} beats all with p >= {weakest:.3}");
-            assert_eq!(matrix.condorcet_winner(), Some(best), "{method}, seed {seed}: {:?}", est.rows);
+            println!(
+                "{method} seed {seed}: ndcg {ndcg:.3?}, best {best} beats all with p >= {weakest:.3}"
+            );
+            assert_eq!(
+                matrix.condorcet_winner(),
+                Some(best),
+                "{method}, seed {seed}: {:?}",
+                est.rows
+            );
             assert_eq!(est.comparisons, (10 * n) as u64);
         }
     }
@@ -79,8 +92,13 @@ fn random_clicks_give_a_flat_matrix() {
 fn the_seed_alone_decides_the_matrix() {
     let (rankers, _) = rankers(4);
     let run = |threads: usize, seed: u64| {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-        pool.install(|| prefmatrix::estimate(&rankers, &how("team_draft", "navigational", 300, seed)).unwrap())
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            prefmatrix::estimate(&rankers, &how("team_draft", "navigational", 300, seed)).unwrap()
+        })
     };
     assert_eq!(run(1, 7), run(2, 7));
     assert_ne!(run(2, 7), run(2, 8));
@@ -90,7 +108,7 @@ fn temp_path(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("joust-prefmatrix-{}-{name}", std::process::id()))
 }
 
-fn args(out: &PathBuf) -> PrefmatrixArgs {
+fn args(out: &Path) -> PrefmatrixArgs {
     PrefmatrixArgs {
         letor: None,
         synthetic: Some("40:20:4".parse().unwrap()),
@@ -101,11 +119,11 @@ fn args(out: &PathBuf) -> PrefmatrixArgs {
         length: 10,
         seed: 5,
         threads: Some(2),
-        out: out.clone(),
+        out: out.to_path_buf(),
     }
 }
 
-fn read_matrix(path: &PathBuf) -> PrefMatrix {
+fn read_matrix(path: &Path) -> PrefMatrix {
     let text = std::fs::read_to_string(path).unwrap();
     let rows = text
         .lines()
@@ -116,7 +134,8 @@ fn read_matrix(path: &PathBuf) -> PrefMatrix {
 
 #[test]
 fn command_writes_the_same_matrix_from_synthetic_data_and_from_its_letor_file() {
-    let (synthetic_out, letor_out, letor_in) = (temp_path("a.txt"), temp_path("b.txt"), temp_path("in.txt"));
+    let (synthetic_out, letor_out, letor_in) =
+        (temp_path("a.txt"), temp_path("b.txt"), temp_path("in.txt"));
     prefmatrix_cli::run(args(&synthetic_out)).unwrap();
     let data = synthetic::generate(&"40:20:4".parse().unwrap(), 5);
     std::fs::write(&letor_in, data.to_letor_text()).unwrap();
@@ -139,14 +158,20 @@ fn command_errors_name_the_file_and_line() {
     missing.synthetic = None;
     missing.letor = Some(temp_path("missing.txt"));
     let e = format!("{:#}", prefmatrix_cli::run(missing).unwrap_err());
-    assert!(e.contains("cannot open") && e.contains("missing.txt"), "{e}");
+    assert!(
+        e.contains("cannot open") && e.contains("missing.txt"),
+        "{e}"
+    );
     let bad = temp_path("bad.txt");
     std::fs::write(&bad, "1 qid:1 1:0.5 2:1\n2 qid:1 1:x 2:1\n").unwrap();
     let mut broken = args(&out);
     broken.synthetic = None;
     broken.letor = Some(bad.clone());
     let e = format!("{:#}", prefmatrix_cli::run(broken).unwrap_err());
-    assert!(e.contains("bad.txt") && e.contains("line 2: feature 1 has value 'x'"), "{e}");
+    assert!(
+        e.contains("bad.txt") && e.contains("line 2: feature 1 has value 'x'"),
+        "{e}"
+    );
     std::fs::remove_file(bad).unwrap();
     assert!(!out.exists());
 }

@@ -23,7 +23,7 @@ impl<'a, D: Doc> DocSet<'a, D> {
     pub(crate) fn contains(&self, d: &D) -> bool {
         match &self.large {
             Some(set) => set.contains(d),
-            None => self.small.iter().any(|x| *x == d),
+            None => self.small.contains(&d),
         }
     }
 
@@ -32,7 +32,7 @@ impl<'a, D: Doc> DocSet<'a, D> {
         if let Some(set) = &mut self.large {
             return set.insert(d);
         }
-        if self.small.iter().any(|x| *x == d) {
+        if self.small.contains(&d) {
             return false;
         }
         self.small.push(d);

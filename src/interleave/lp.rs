@@ -131,7 +131,12 @@ mod tests {
     fn handles_redundant_and_zero_rows() {
         // A zero row with zero right-hand side and a repeated row are common in interleaving
         // systems when both lists share their top documents.
-        let rows = vec![vec![0.0, 0.0], vec![1.0, 1.0], vec![1.0, 1.0], vec![1.0, -1.0]];
+        let rows = vec![
+            vec![0.0, 0.0],
+            vec![1.0, 1.0],
+            vec![1.0, 1.0],
+            vec![1.0, -1.0],
+        ];
         let x = feasible_point(&rows, &[0.0, 1.0, 1.0, 0.0]).expect("feasible");
         assert!((x[0] - 0.5).abs() < 1e-9 && (x[1] - 0.5).abs() < 1e-9);
     }

@@ -21,9 +21,21 @@ pub struct SoftOutcome {
 }
 
 impl SoftOutcome {
-    pub const A: SoftOutcome = SoftOutcome { a: 1.0, b: 0.0, tie: 0.0 };
-    pub const B: SoftOutcome = SoftOutcome { a: 0.0, b: 1.0, tie: 0.0 };
-    pub const TIE: SoftOutcome = SoftOutcome { a: 0.0, b: 0.0, tie: 1.0 };
+    pub const A: SoftOutcome = SoftOutcome {
+        a: 1.0,
+        b: 0.0,
+        tie: 0.0,
+    };
+    pub const B: SoftOutcome = SoftOutcome {
+        a: 0.0,
+        b: 1.0,
+        tie: 0.0,
+    };
+    pub const TIE: SoftOutcome = SoftOutcome {
+        a: 0.0,
+        b: 0.0,
+        tie: 1.0,
+    };
 
     /// The certain outcome of comparing two credits (more credit wins, equal is a tie).
     pub fn compare(credit_a: f64, credit_b: f64) -> SoftOutcome {

@@ -85,7 +85,11 @@ impl<D: Doc> ProbabilisticInterleaving<D> {
             }
         }
         let c = clicks.len();
-        let mut out = SoftOutcome { a: 0.0, b: 0.0, tie: 0.0 };
+        let mut out = SoftOutcome {
+            a: 0.0,
+            b: 0.0,
+            tie: 0.0,
+        };
         for (k, &p) in dist.iter().enumerate() {
             match (2 * k).cmp(&c) {
                 std::cmp::Ordering::Greater => out.a += p,

@@ -32,7 +32,11 @@ pub struct Cascade {
     pub stop: &'static [f64],
 }
 
-const PERFECT_2: Cascade = Cascade { name: "perfect:2", click: &[0.0, 1.0], stop: &[0.0, 0.0] };
+const PERFECT_2: Cascade = Cascade {
+    name: "perfect:2",
+    click: &[0.0, 1.0],
+    stop: &[0.0, 0.0],
+};
 const NAVIGATIONAL_2: Cascade = Cascade {
     name: "navigational:2",
     click: &[0.05, 0.95],
@@ -149,8 +153,16 @@ mod tests {
         for m in CLICK_MODELS {
             assert_eq!(m.name().parse::<ClickModel>().unwrap(), m);
         }
-        assert_eq!("navigational:5".parse::<ClickModel>().unwrap().name(), "navigational");
-        assert!("psychic".parse::<ClickModel>().unwrap_err().contains("known: perfect"));
+        assert_eq!(
+            "navigational:5".parse::<ClickModel>().unwrap().name(),
+            "navigational"
+        );
+        assert!(
+            "psychic"
+                .parse::<ClickModel>()
+                .unwrap_err()
+                .contains("known: perfect")
+        );
     }
 
     #[test]

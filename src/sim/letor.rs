@@ -58,7 +58,10 @@ pub fn parse(text: &str) -> Result<LetorData, LetorError> {
 pub fn parse_reader<R: BufRead>(reader: R) -> Result<LetorData, LetorError> {
     let mut builder = Builder::default();
     for (i, line) in reader.lines().enumerate() {
-        let err = |message: String| LetorError { line: i + 1, message };
+        let err = |message: String| LetorError {
+            line: i + 1,
+            message,
+        };
         let line = line.map_err(|e| err(format!("cannot read: {e}")))?;
         builder.line(&line).map_err(err)?;
     }
@@ -180,7 +183,13 @@ impl LetorData {
     /// Mean NDCG@`k` of feature `id`'s ranker over the queries that have a relevant document.
     pub fn feature_ndcg(&self, id: u32, k: usize) -> f64 {
         let scores: Vec<f64> = (0..self.queries.len())
-            .filter_map(|q| ndcg(&self.queries[q].relevance, &self.rank_by_feature(q, id, k), k))
+            .filter_map(|q| {
+                ndcg(
+                    &self.queries[q].relevance,
+                    &self.rank_by_feature(q, id, k),
+                    k,
+                )
+            })
             .collect();
         if scores.is_empty() {
             0.0
@@ -263,7 +272,10 @@ mod tests {
         let cases = [
             ("x qid:1 1:2", "line 1: relevance 'x'"),
             ("1 qid:1 1:2\n1 1:2", "line 2: expected 'qid:Q'"),
-            ("1 qid:1 1:2\n\n1 qid:1 12", "line 3: feature '12' is not 'id:value'"),
+            (
+                "1 qid:1 1:2\n\n1 qid:1 12",
+                "line 3: feature '12' is not 'id:value'",
+            ),
             ("1 qid:1 0:2", "line 1: feature id '0'"),
             ("1 qid:1 3:abc", "line 1: feature 3 has value 'abc'"),
             ("1 qid:1 3:NaN", "line 1: feature 3 has value 'NaN'"),
@@ -278,7 +290,11 @@ mod tests {
     fn feature_ranker_sorts_descending_with_file_order_ties() {
         let data = parse(SAMPLE).unwrap();
         assert_eq!(data.rank_by_feature(0, 1, 10), [1, 0, 2]);
-        assert_eq!(data.rank_by_feature(0, 3, 10), [0, 1, 2], "ties keep file order");
+        assert_eq!(
+            data.rank_by_feature(0, 3, 10),
+            [0, 1, 2],
+            "ties keep file order"
+        );
         assert_eq!(data.rank_by_feature(0, 2, 2), [2, 0]);
     }
 

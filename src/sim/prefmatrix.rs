@@ -99,7 +99,12 @@ pub fn estimate(rankers: &FeatureRankers, how: &Estimation) -> Result<Estimate, 
 }
 
 /// Ranker i's mean score against ranker j.
-fn duel_pair(rankers: &FeatureRankers, how: &Estimation, i: usize, j: usize) -> Result<f64, String> {
+fn duel_pair(
+    rankers: &FeatureRankers,
+    how: &Estimation,
+    i: usize,
+    j: usize,
+) -> Result<f64, String> {
     if how.comparisons == 0 {
         return Ok(0.5);
     }
@@ -125,8 +130,8 @@ fn duel_pair(rankers: &FeatureRankers, how: &Estimation, i: usize, j: usize) -> 
 /// A seed for pair (i, j) of a run: SplitMix64 finalisation of the run seed and the pair, so
 /// neighbouring pairs and seeds get unrelated streams.
 fn pair_seed(seed: u64, i: usize, j: usize) -> u64 {
-    let mut z = seed
-        .wrapping_add(0x9E37_79B9_7F4A_7C15u64.wrapping_mul(((i as u64) << 32 | j as u64) + 1));
+    let mut z =
+        seed.wrapping_add(0x9E37_79B9_7F4A_7C15u64.wrapping_mul(((i as u64) << 32 | j as u64) + 1));
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)

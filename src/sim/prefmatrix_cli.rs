@@ -14,7 +14,11 @@ use std::time::Instant;
 #[derive(Debug, Clone, clap::Args)]
 pub struct PrefmatrixArgs {
     /// LETOR/MSLR data file (`rel qid:Q 1:v1 2:v2 ...`); every feature is a ranker.
-    #[arg(long, required_unless_present = "synthetic", conflicts_with = "synthetic")]
+    #[arg(
+        long,
+        required_unless_present = "synthetic",
+        conflicts_with = "synthetic"
+    )]
     pub letor: Option<PathBuf>,
     /// Use a generated data set instead, QUERIES:DOCS:FEATURES (e.g. 200:30:8), seeded by --seed.
     #[arg(long)]
@@ -65,7 +69,10 @@ pub fn run(args: PrefmatrixArgs) -> anyhow::Result<()> {
     let pool = pool.build().context("cannot start worker threads")?;
     let data = load(&args)?;
     if data.feature_ids.len() < 2 {
-        bail!("the data has {} feature(s); a matrix needs at least 2", data.feature_ids.len());
+        bail!(
+            "the data has {} feature(s); a matrix needs at least 2",
+            data.feature_ids.len()
+        );
     }
     let how = Estimation {
         method,

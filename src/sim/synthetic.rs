@@ -137,7 +137,11 @@ mod tests {
         for seed in 0..3 {
             let data = generate(&spec, seed);
             let s = strengths(&spec, seed);
-            let ndcg: Vec<f64> = data.feature_ids.iter().map(|&f| data.feature_ndcg(f, 10)).collect();
+            let ndcg: Vec<f64> = data
+                .feature_ids
+                .iter()
+                .map(|&f| data.feature_ndcg(f, 10))
+                .collect();
             let best_ndcg = (0..5).max_by(|&a, &b| ndcg[a].total_cmp(&ndcg[b])).unwrap();
             let worst_ndcg = (0..5).min_by(|&a, &b| ndcg[a].total_cmp(&ndcg[b])).unwrap();
             assert_eq!(s[best_ndcg], TOP_STRENGTH, "seed {seed}: {ndcg:?} {s:?}");
