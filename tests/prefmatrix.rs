@@ -123,13 +123,20 @@ fn args(out: &Path) -> PrefmatrixArgs {
     }
 }
 
+/// Reads the command's output: `#` comments, a header line of names, rows of values.
 fn read_matrix(path: &Path) -> PrefMatrix {
     let text = std::fs::read_to_string(path).unwrap();
-    let rows = text
-        .lines()
+    let mut lines = text.lines().filter(|l| !l.starts_with('#'));
+    let names: Vec<String> = lines
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    let rows = lines
         .map(|l| l.split_whitespace().map(|v| v.parse().unwrap()).collect())
         .collect();
-    PrefMatrix::from_rows(rows, None).expect("the simulator's checks pass")
+    PrefMatrix::from_rows(rows, Some(names)).expect("the simulator's checks pass")
 }
 
 #[test]
@@ -145,6 +152,7 @@ fn command_writes_the_same_matrix_from_synthetic_data_and_from_its_letor_file() 
     prefmatrix_cli::run(from_file).unwrap();
     let a = read_matrix(&synthetic_out);
     assert_eq!(a.k(), 4);
+    assert_eq!(a.names(), ["f1", "f2", "f3", "f4"]);
     assert_eq!(a, read_matrix(&letor_out));
     for p in [synthetic_out, letor_out, letor_in] {
         std::fs::remove_file(p).unwrap();

@@ -137,10 +137,23 @@ fn pair_seed(seed: u64, i: usize, j: usize) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The matrix as `joust simulate --matrix` reads it: whitespace-separated rows of p_ij, one line
-/// per ranker, in the rankers' order.
-pub fn matrix_text(rows: &[Vec<f64>]) -> String {
+/// Ranker names for the matrix file: `f` and the feature id (a bare number would read as a
+/// matrix value).
+pub fn ranker_names(feature_ids: &[u32]) -> Vec<String> {
+    feature_ids.iter().map(|f| format!("f{f}")).collect()
+}
+
+/// The matrix as `joust simulate --matrix` reads it: `#` comment lines (here, how it was made),
+/// a header line of ranker names, then whitespace-separated rows of p_ij in the same order.
+pub fn matrix_text(rows: &[Vec<f64>], names: &[String], comments: &[String]) -> String {
     let mut out = String::new();
+    for c in comments {
+        out.push_str("# ");
+        out.push_str(c);
+        out.push('\n');
+    }
+    out.push_str(&names.join(" "));
+    out.push('\n');
     for row in rows {
         let cells: Vec<String> = row.iter().map(|p| format!("{p:e}")).collect();
         out.push_str(&cells.join(" "));

@@ -88,16 +88,49 @@ pub fn run(args: PrefmatrixArgs) -> anyhow::Result<()> {
         (rankers, estimate, start.elapsed().as_secs_f64())
     });
     let estimate = estimate.map_err(anyhow::Error::msg)?;
-    std::fs::write(&args.out, prefmatrix::matrix_text(&estimate.rows))
-        .with_context(|| format!("cannot write {}", args.out.display()))?;
-    let ids: Vec<String> = rankers.feature_ids.iter().map(u32::to_string).collect();
+    let names = prefmatrix::ranker_names(&rankers.feature_ids);
+    let source = match (&args.letor, &args.synthetic) {
+        (Some(path), _) => path.display().to_string(),
+        (None, Some(spec)) => format!(
+            "synthetic {}:{}:{}",
+            spec.queries, spec.docs_per_query, spec.features
+        ),
+        (None, None) => unreachable!("load() checked"),
+    };
+    let comments = [
+        "joust prefmatrix: P(row ranker beats column ranker); ranker f<id> ranks by feature <id>"
+            .to_string(),
+        format!(
+            "data {source}, method {}, click model {}, {} comparisons per pair, lists of {}, seed {}",
+            how.method.name(),
+            how.click_model,
+            how.comparisons,
+            how.list_len,
+            how.seed
+        ),
+    ];
+    std::fs::write(
+        &args.out,
+        prefmatrix::matrix_text(&estimate.rows, &names, &comments),
+    )
+    .with_context(|| format!("cannot write {}", args.out.display()))?;
     println!(
-        "wrote {} x {} matrix to {} (rows and columns: features {})",
-        ids.len(),
-        ids.len(),
-        args.out.display(),
-        ids.join(" ")
+        "wrote {0} x {0} matrix over {1} queries to {2}",
+        names.len(),
+        rankers.grades.len(),
+        args.out.display()
     );
+    let ndcg: Vec<(u32, f64)> = data
+        .feature_ids
+        .iter()
+        .map(|&f| (f, data.feature_ndcg(f, args.length)))
+        .collect();
+    if let Some((f, best)) = ndcg.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1)) {
+        println!(
+            "best feature ranker by NDCG@{}: f{f} ({best:.4})",
+            args.length
+        );
+    }
     println!(
         "{} comparisons in {seconds:.2} s: {:.0} comparisons/s",
         estimate.comparisons,
