@@ -153,7 +153,7 @@ pub fn interleave<D: Doc, R: Rng + ?Sized>(
         }
         Method::Optimized => {
             let (a, b) = two(method.name())?;
-            Interleaving::Optimized(OptimizedInterleaving::new(&a, &b, max_len, rng)?)
+            Interleaving::Optimized(optimized_distribution(&a, &b, max_len)?.sample(rng))
         }
         Method::TeamDraftMultileave => {
             if lists.len() < 2 {

@@ -39,12 +39,17 @@ pub struct OptimizedInterleaving<D> {
     pub unbiased_depth: usize,
 }
 
-/// The distribution over allowed lists that optimized interleaving samples from.
+/// The distribution over allowed lists that optimized interleaving samples from. It depends on
+/// the two lists and the length cap only, so a caller that interleaves the same lists many times
+/// (the preference-matrix estimator) can compute it once and [`sample`](Self::sample) it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OptimizedDistribution<D> {
+    /// The allowed lists with non-zero probability.
     pub lists: Vec<Vec<D>>,
     pub probabilities: Vec<f64>,
     pub unbiased_depth: usize,
+    credit_a: Vec<Vec<f64>>,
+    credit_b: Vec<Vec<f64>>,
 }
 
 /// Computes the distribution for `a` and `b` (duplicates are dropped first).
@@ -55,47 +60,52 @@ pub fn optimized_distribution<D: Doc>(
 ) -> Result<OptimizedDistribution<D>, InterleaveError> {
     let (a, b) = (super::dedup(a), super::dedup(b));
     let system = System::new(&a, &b, max_len)?;
-    let (probabilities, unbiased_depth) = system.solve();
-    let lists = system
-        .lists
-        .iter()
-        .map(|l| l.iter().map(|&u| system.union[u].clone()).collect())
-        .collect();
-    Ok(OptimizedDistribution {
-        lists,
-        probabilities,
+    let (p, unbiased_depth) = system.solve();
+    let mut out = OptimizedDistribution {
+        lists: Vec::new(),
+        probabilities: Vec::new(),
         unbiased_depth,
-    })
+        credit_a: Vec::new(),
+        credit_b: Vec::new(),
+    };
+    for (list, &pi) in system.lists.iter().zip(&p) {
+        if pi > 0.0 {
+            out.lists
+                .push(list.iter().map(|&u| system.union[u].clone()).collect());
+            out.probabilities.push(pi);
+            out.credit_a
+                .push(list.iter().map(|&u| system.inv_rank_a[u]).collect());
+            out.credit_b
+                .push(list.iter().map(|&u| system.inv_rank_b[u]).collect());
+        }
+    }
+    Ok(out)
 }
 
-impl<D: Doc> OptimizedInterleaving<D> {
-    /// `a` and `b` must be free of duplicates (see [`super::dedup`]).
-    pub(crate) fn new<R: Rng + ?Sized>(
-        a: &[D],
-        b: &[D],
-        max_len: usize,
-        rng: &mut R,
-    ) -> Result<Self, InterleaveError> {
-        let system = System::new(a, b, max_len)?;
-        let (p, unbiased_depth) = system.solve();
-        let mut r = rng.random::<f64>() * p.iter().sum::<f64>();
-        let mut chosen = p.len() - 1;
-        for (i, &pi) in p.iter().enumerate() {
-            r -= pi;
-            if r < 0.0 && pi > 0.0 {
+impl<D: Doc> OptimizedDistribution<D> {
+    /// Draws one interleaving.
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> OptimizedInterleaving<D> {
+        let total: f64 = self.probabilities.iter().sum();
+        let mut r = rng.random::<f64>() * total;
+        // Rounding can leave r a hair above zero after the last list.
+        let mut chosen = self.lists.len() - 1;
+        for (i, &p) in self.probabilities.iter().enumerate() {
+            r -= p;
+            if r < 0.0 {
                 chosen = i;
                 break;
             }
         }
-        let list = &system.lists[chosen];
-        Ok(OptimizedInterleaving {
-            shown: list.iter().map(|&u| system.union[u].clone()).collect(),
-            credit_a: list.iter().map(|&u| system.inv_rank_a[u]).collect(),
-            credit_b: list.iter().map(|&u| system.inv_rank_b[u]).collect(),
-            unbiased_depth,
-        })
+        OptimizedInterleaving {
+            shown: self.lists[chosen].clone(),
+            credit_a: self.credit_a[chosen].clone(),
+            credit_b: self.credit_b[chosen].clone(),
+            unbiased_depth: self.unbiased_depth,
+        }
     }
+}
 
+impl<D: Doc> OptimizedInterleaving<D> {
     /// Inverse-rank credit of the clicked documents: `[A, B]`.
     pub(crate) fn ranker_credit(&self, clicks: &[usize]) -> [f64; 2] {
         let a = clicks.iter().map(|&c| self.credit_a[c]).sum();

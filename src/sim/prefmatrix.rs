@@ -11,7 +11,9 @@
 use super::clicks::ClickModel;
 use super::letor::LetorData;
 use crate::bandit::BanditRng;
-use crate::interleave::{self, Method};
+use crate::interleave::{
+    self, Interleaving, Method, OptimizedDistribution, optimized_distribution,
+};
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 
@@ -111,11 +113,26 @@ fn duel_pair(
     let mut rng = BanditRng::seed_from_u64(pair_seed(how.seed, i, j));
     let mut clicks = Vec::new();
     let mut total = 0.0;
+    // Optimized interleaving solves an LP that depends on the two lists only: solve it once per
+    // query of this pair and sample it on every later visit.
+    let mut optimized: Vec<Option<OptimizedDistribution<u32>>> = match how.method {
+        Method::Optimized => vec![None; rankers.grades.len()],
+        _ => Vec::new(),
+    };
     for _ in 0..how.comparisons {
         let q = rng.random_range(0..rankers.grades.len());
         let lists = [&rankers.lists[i][q][..], &rankers.lists[j][q][..]];
-        let shown = interleave::interleave(&how.method, &lists, how.list_len, &mut rng)
-            .map_err(|e| e.to_string())?;
+        let shown = if let Some(slot) = optimized.get_mut(q) {
+            if slot.is_none() {
+                let d = optimized_distribution(lists[0], lists[1], how.list_len);
+                *slot = Some(d.map_err(|e| e.to_string())?);
+            }
+            let distribution = slot.as_ref().expect("filled above");
+            Interleaving::Optimized(distribution.sample(&mut rng))
+        } else {
+            interleave::interleave(&how.method, &lists, how.list_len, &mut rng)
+                .map_err(|e| e.to_string())?
+        };
         let grades = &rankers.grades[q];
         how.click_model.simulate(
             shown.shown().iter().map(|&d| grades[d as usize]),
