@@ -95,17 +95,34 @@ impl Method {
 }
 
 /// Why an interleaving could not be built.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum InterleaveError {
-    #[error("{method} interleaves exactly 2 lists, got {got}")]
     NeedsTwoLists { method: &'static str, got: usize },
-    #[error("multileaving needs at least 2 lists, got {got}")]
     TooFewLists { got: usize },
-    #[error("tau must be finite and >= 0, got {0}")]
     BadTau(f64),
-    #[error("optimized interleaving supports at most {max} shown documents, asked for {asked}")]
     TooLongForOptimized { max: usize, asked: usize },
 }
+
+// Written out rather than derived: this layer depends on rand and serde only.
+impl std::fmt::Display for InterleaveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InterleaveError::NeedsTwoLists { method, got } => {
+                write!(f, "{method} interleaves exactly 2 lists, got {got}")
+            }
+            InterleaveError::TooFewLists { got } => {
+                write!(f, "multileaving needs at least 2 lists, got {got}")
+            }
+            InterleaveError::BadTau(tau) => write!(f, "tau must be finite and >= 0, got {tau}"),
+            InterleaveError::TooLongForOptimized { max, asked } => write!(
+                f,
+                "optimized interleaving supports at most {max} shown documents, asked for {asked}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for InterleaveError {}
 
 /// A built interleaving: the shown list and what crediting its clicks needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

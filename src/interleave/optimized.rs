@@ -42,7 +42,7 @@ pub struct OptimizedInterleaving<D> {
 /// The distribution over allowed lists that optimized interleaving samples from. It depends on
 /// the two lists and the length cap only, so a caller that interleaves the same lists many times
 /// (the preference-matrix estimator) can compute it once and [`sample`](Self::sample) it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OptimizedDistribution<D> {
     /// The allowed lists with non-zero probability.
     pub lists: Vec<Vec<D>>,

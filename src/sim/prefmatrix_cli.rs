@@ -38,6 +38,7 @@ pub struct PrefmatrixArgs {
     /// Length of each ranker's list and of the shown list.
     #[arg(long, default_value_t = LIST_LEN)]
     pub length: usize,
+    /// Seed of the simulated comparisons (and of the --synthetic data).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Worker threads (default: all cores).
