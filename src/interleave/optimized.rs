@@ -12,7 +12,9 @@
 //!
 //! The system (one row per depth plus sum p = 1, one column per allowed list) is solved exactly
 //! with the simplex method's Phase I ([`super::lp`]), which returns a basic solution: at most
-//! depth + 1 lists get non-zero probability. The paper picks, among the solutions, one that
+//! depth + 1 lists get non-zero probability. It first tries an evenly spaced subset of the allowed
+//! lists (any solution there is a solution of the whole system, found several times faster) and
+//! uses all of them only when the subset admits none. The paper picks, among the solutions, one that
 //! maximises a sensitivity objective; we take the Phase I vertex instead (it is unbiased, which is
 //! the property that matters for correctness). When no distribution satisfies every depth (rare;
 //! depth 1 is always satisfiable), the deepest constraints are dropped one by one and
@@ -27,6 +29,8 @@ use serde::{Deserialize, Serialize};
 
 /// The longest shown list optimized interleaving builds (2^12 candidate lists at most).
 pub const MAX_OPTIMIZED_LEN: usize = 12;
+/// How many of the allowed lists the first, fast attempt at solving uses.
+const SUBSET_COLUMNS: usize = 96;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OptimizedInterleaving<D> {
@@ -153,9 +157,7 @@ impl<D: Doc> System<D> {
                 .collect()
         };
         let (inv_rank_a, inv_rank_b) = (inv_rank(&ia), inv_rank(&ib));
-        let mut lists = Vec::new();
-        let mut prefix = Vec::with_capacity(n);
-        allowed_lists(&ia, &ib, n, &mut prefix, &mut lists);
+        let lists = allowed_lists(&ia, &ib, n, union.len());
         Ok(System {
             union,
             inv_rank_a,
@@ -176,13 +178,30 @@ impl<D: Doc> System<D> {
                 prefix[k][l] = sum;
             }
         }
+        // A feasible point among a subset of the lists is feasible for all of them, and a
+        // system with far fewer columns solves far faster: try an evenly spaced subset first
+        // (deterministic, so the distribution stays a function of the two lists), then all.
+        let stride = self.lists.len().div_ceil(SUBSET_COLUMNS);
+        let subset: Vec<usize> = (0..self.lists.len()).step_by(stride).collect();
         for depth in (1..=n).rev() {
-            let mut rows: Vec<Vec<f64>> = prefix[..depth].to_vec();
-            rows.push(vec![1.0; self.lists.len()]);
-            let mut rhs = vec![0.0; depth];
-            rhs.push(1.0);
-            if let Some(p) = lp::feasible_point(&rows, &rhs) {
-                return (p, depth);
+            for columns in [&subset[..], &(0..self.lists.len()).collect::<Vec<_>>()[..]] {
+                let mut rows: Vec<Vec<f64>> = prefix[..depth]
+                    .iter()
+                    .map(|row| columns.iter().map(|&c| row[c]).collect())
+                    .collect();
+                rows.push(vec![1.0; columns.len()]);
+                let mut rhs = vec![0.0; depth];
+                rhs.push(1.0);
+                if let Some(x) = lp::feasible_point(&rows, &rhs) {
+                    let mut p = vec![0.0; self.lists.len()];
+                    for (&c, &v) in columns.iter().zip(&x) {
+                        p[c] = v;
+                    }
+                    return (p, depth);
+                }
+                if stride == 1 {
+                    break;
+                }
             }
         }
         // Nothing to balance (an empty shown list): the single allowed list, with certainty.
@@ -190,27 +209,52 @@ impl<D: Doc> System<D> {
     }
 }
 
-/// Appends to `out` every allowed list of length `n` that extends `prefix`.
-fn allowed_lists(
-    a: &[usize],
-    b: &[usize],
+/// Every allowed list of length `n` over union indices, given A and B as union indices.
+fn allowed_lists(a: &[usize], b: &[usize], n: usize, union_len: usize) -> Vec<Vec<usize>> {
+    let mut walk = Walk {
+        a,
+        b,
+        n,
+        placed: vec![false; union_len],
+        prefix: Vec::with_capacity(n),
+        out: Vec::new(),
+    };
+    walk.extend(0, 0);
+    walk.out
+}
+
+/// Depth-first enumeration state: the prefix so far and which documents it holds.
+struct Walk<'a> {
+    a: &'a [usize],
+    b: &'a [usize],
     n: usize,
-    prefix: &mut Vec<usize>,
-    out: &mut Vec<Vec<usize>>,
-) {
-    if prefix.len() == n {
-        out.push(prefix.clone());
-        return;
-    }
-    let next_a = a.iter().copied().find(|d| !prefix.contains(d));
-    let next_b = b.iter().copied().find(|d| !prefix.contains(d));
-    let mut candidates = [next_a, next_b];
-    if next_a == next_b {
-        candidates[1] = None;
-    }
-    for d in candidates.into_iter().flatten() {
-        prefix.push(d);
-        allowed_lists(a, b, n, prefix, out);
-        prefix.pop();
+    placed: Vec<bool>,
+    prefix: Vec<usize>,
+    out: Vec<Vec<usize>>,
+}
+
+impl Walk<'_> {
+    /// Extends the prefix in every allowed way; `ia`, `ib` point at or before the first
+    /// unplaced document of A and of B.
+    fn extend(&mut self, mut ia: usize, mut ib: usize) {
+        if self.prefix.len() == self.n {
+            self.out.push(self.prefix.clone());
+            return;
+        }
+        while ia < self.a.len() && self.placed[self.a[ia]] {
+            ia += 1;
+        }
+        while ib < self.b.len() && self.placed[self.b[ib]] {
+            ib += 1;
+        }
+        let next_a = self.a.get(ia).copied();
+        let next_b = self.b.get(ib).copied().filter(|&d| Some(d) != next_a);
+        for d in [next_a, next_b].into_iter().flatten() {
+            self.placed[d] = true;
+            self.prefix.push(d);
+            self.extend(ia, ib);
+            self.prefix.pop();
+            self.placed[d] = false;
+        }
     }
 }
