@@ -11,8 +11,9 @@
 //! - **Duplicates inside a list** are dropped after their first occurrence before anything else
 //!   happens: a ranker cannot promote a document by listing it twice.
 //! - **Documents in only one list** are shown like any other. Where a method needs a document's
-//!   rank in a list that does not contain it, the rank is "just below the list" (`len + 1`); see
-//!   each method's docs.
+//!   rank in a list that does not contain it, its docs say which: Probabilistic puts it just
+//!   below the list (rank `len + 1`, so both softmaxes cover the same documents); Balanced and
+//!   Optimized rank it below everything (that list gets no credit for it).
 //! - **Empty lists** are valid input: the shown list may then be empty, and no clicks means a tie.
 //! - **Unequal lengths** are valid input; each method documents what happens when one list runs out.
 //! - **Length cap**: the shown list never exceeds `max_len` documents.
