@@ -1,11 +1,13 @@
 //! joust: online ranker evaluation with dueling bandits.
 //!
 //! Layers, each importing only downwards (see README "Architecture"):
-//! `bandit` (pure policies), `sim` (matrices, simulation), `store` (Postgres).
+//! `bandit` and `interleave` (pure), `sim` (simulation), `store` (Postgres), `engine` (cached
+//! experiments and the outcome pipeline), `http` (the API), `serve` (the service's startup).
 
 pub mod bandit;
 pub mod engine;
 pub mod http;
 pub mod serve;
+pub mod interleave;
 pub mod sim;
 pub mod store;

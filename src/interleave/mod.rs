@@ -1,0 +1,280 @@
+//! Interleaving: merge the result lists of two (or more) rankers into one list shown to a user, and
+//! turn the user's clicks on that list into a judgement of which ranker is better.
+//!
+//! Pure: no I/O, no async; every random choice takes an explicit RNG. Every value here is
+//! serde-serialisable, so the service can carry an [`Interleaving`] in a signed duel token (or
+//! store it) and credit the clicks that arrive later.
+//!
+//! Conventions shared by every method (see ALGORITHMS.md, "Interleaving", for the methods):
+//! - **Documents** are any `Clone + Eq + Hash` value ([`Doc`]): string ids in the service, small
+//!   integers in the simulator.
+//! - **Duplicates inside a list** are dropped after their first occurrence before anything else
+//!   happens: a ranker cannot promote a document by listing it twice.
+//! - **Documents in only one list** are shown like any other. Where a method needs a document's
+//!   rank in a list that does not contain it, its docs say which: Probabilistic puts it just
+//!   below the list (rank `len + 1`, so both softmaxes cover the same documents); Balanced and
+//!   Optimized rank it below everything (that list gets no credit for it).
+//! - **Empty lists** are valid input: the shown list may then be empty, and no clicks means a tie.
+//! - **Unequal lengths** are valid input; each method documents what happens when one list runs out.
+//! - **Length cap**: the shown list never exceeds `max_len` documents.
+//! - **Clicks** are 0-based positions in the shown list. Repeated positions count once and
+//!   positions past the end are ignored ([`Interleaving::check_clicks`] reports them, for callers
+//!   that prefer to reject such input).
+
+mod balanced;
+mod doc_set;
+mod lp;
+mod multileave;
+mod optimized;
+mod outcome;
+mod probabilistic;
+mod team_draft;
+
+pub use balanced::BalancedInterleaving;
+pub use multileave::MultileaveInterleaving;
+pub use optimized::{
+    MAX_OPTIMIZED_LEN, OptimizedDistribution, OptimizedInterleaving, optimized_distribution,
+};
+pub use outcome::{Outcome, SoftOutcome};
+pub use probabilistic::{DEFAULT_TAU, ProbabilisticInterleaving};
+pub use team_draft::{Exhausted, SharedPrefix, Team, TeamDraftInterleaving, TeamDraftOptions};
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+use std::hash::Hash;
+
+/// What a document id must support.
+pub trait Doc: Clone + Eq + Hash + std::fmt::Debug {}
+impl<T: Clone + Eq + Hash + std::fmt::Debug> Doc for T {}
+
+/// An interleaving method and its options, as configured per experiment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "method", rename_all = "snake_case")]
+pub enum Method {
+    /// Team-Draft (Radlinski et al. 2008).
+    TeamDraft(#[serde(default)] TeamDraftOptions),
+    /// Balanced (Joachims 2002).
+    Balanced,
+    /// Probabilistic (Hofmann et al. 2011), softmax over ranks with exponent `tau`.
+    Probabilistic {
+        #[serde(default = "default_tau")]
+        tau: f64,
+    },
+    /// Optimized (Radlinski & Craswell 2013).
+    Optimized,
+    /// Team-Draft Multileave (Schuth et al. 2014): any number of rankers >= 2.
+    TeamDraftMultileave,
+}
+
+fn default_tau() -> f64 {
+    DEFAULT_TAU
+}
+
+impl Method {
+    /// The method's snake_case name, as in configuration and on the command line.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Method::TeamDraft(_) => "team_draft",
+            Method::Balanced => "balanced",
+            Method::Probabilistic { .. } => "probabilistic",
+            Method::Optimized => "optimized",
+            Method::TeamDraftMultileave => "team_draft_multileave",
+        }
+    }
+
+    /// The method with default options, from its snake_case name.
+    pub fn from_name(name: &str) -> Option<Method> {
+        Some(match name {
+            "team_draft" => Method::TeamDraft(TeamDraftOptions::default()),
+            "balanced" => Method::Balanced,
+            "probabilistic" => Method::Probabilistic { tau: DEFAULT_TAU },
+            "optimized" => Method::Optimized,
+            "team_draft_multileave" => Method::TeamDraftMultileave,
+            _ => return None,
+        })
+    }
+}
+
+/// Why an interleaving could not be built.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InterleaveError {
+    NeedsTwoLists { method: &'static str, got: usize },
+    TooFewLists { got: usize },
+    BadTau(f64),
+    TooLongForOptimized { max: usize, asked: usize },
+}
+
+// Written out rather than derived: this layer depends on rand and serde only.
+impl std::fmt::Display for InterleaveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InterleaveError::NeedsTwoLists { method, got } => {
+                write!(f, "{method} interleaves exactly 2 lists, got {got}")
+            }
+            InterleaveError::TooFewLists { got } => {
+                write!(f, "multileaving needs at least 2 lists, got {got}")
+            }
+            InterleaveError::BadTau(tau) => write!(f, "tau must be finite and >= 0, got {tau}"),
+            InterleaveError::TooLongForOptimized { max, asked } => write!(
+                f,
+                "optimized interleaving supports at most {max} shown documents, asked for {asked}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for InterleaveError {}
+
+/// A built interleaving: the shown list and what crediting its clicks needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "method", rename_all = "snake_case")]
+pub enum Interleaving<D> {
+    TeamDraft(TeamDraftInterleaving<D>),
+    Balanced(BalancedInterleaving<D>),
+    Probabilistic(ProbabilisticInterleaving<D>),
+    Optimized(OptimizedInterleaving<D>),
+    TeamDraftMultileave(MultileaveInterleaving<D>),
+}
+
+/// Interleaves `lists` (one per ranker, best first) with `method`, showing at most `max_len`
+/// documents. Two-ranker methods take exactly two lists: A = `lists[0]`, B = `lists[1]`.
+pub fn interleave<D: Doc, R: Rng + ?Sized>(
+    method: &Method,
+    lists: &[&[D]],
+    max_len: usize,
+    rng: &mut R,
+) -> Result<Interleaving<D>, InterleaveError> {
+    let two = |name: &'static str| -> Result<(Vec<D>, Vec<D>), InterleaveError> {
+        match lists {
+            [a, b] => Ok((dedup(a), dedup(b))),
+            _ => Err(InterleaveError::NeedsTwoLists {
+                method: name,
+                got: lists.len(),
+            }),
+        }
+    };
+    Ok(match method {
+        Method::TeamDraft(options) => {
+            let (a, b) = two(method.name())?;
+            Interleaving::TeamDraft(TeamDraftInterleaving::new(&a, &b, *options, max_len, rng))
+        }
+        Method::Balanced => {
+            let (a, b) = two(method.name())?;
+            Interleaving::Balanced(BalancedInterleaving::new(&a, &b, max_len, rng))
+        }
+        Method::Probabilistic { tau } => {
+            if !tau.is_finite() || *tau < 0.0 {
+                return Err(InterleaveError::BadTau(*tau));
+            }
+            let (a, b) = two(method.name())?;
+            Interleaving::Probabilistic(ProbabilisticInterleaving::new(&a, &b, *tau, max_len, rng))
+        }
+        Method::Optimized => {
+            let (a, b) = two(method.name())?;
+            Interleaving::Optimized(optimized_distribution(&a, &b, max_len)?.sample(rng))
+        }
+        Method::TeamDraftMultileave => {
+            if lists.len() < 2 {
+                return Err(InterleaveError::TooFewLists { got: lists.len() });
+            }
+            let lists: Vec<Vec<D>> = lists.iter().map(|l| dedup(l)).collect();
+            Interleaving::TeamDraftMultileave(MultileaveInterleaving::new(&lists, max_len, rng))
+        }
+    })
+}
+
+impl<D: Doc> Interleaving<D> {
+    /// The list to show, best first.
+    pub fn shown(&self) -> &[D] {
+        match self {
+            Interleaving::TeamDraft(i) => &i.shown,
+            Interleaving::Balanced(i) => &i.shown,
+            Interleaving::Probabilistic(i) => &i.shown,
+            Interleaving::Optimized(i) => &i.shown,
+            Interleaving::TeamDraftMultileave(i) => &i.shown,
+        }
+    }
+
+    /// How many rankers take part (2 except for multileaving).
+    pub fn rankers(&self) -> usize {
+        match self {
+            Interleaving::TeamDraftMultileave(i) => i.rankers,
+            _ => 2,
+        }
+    }
+
+    /// The judgement of ranker A (`lists[0]`) against ranker B (`lists[1]`), as probabilities.
+    /// Deterministic methods give a certain outcome; Probabilistic gives the outcome
+    /// marginalised over the rankers' possible assignments to the shown documents.
+    pub fn soft_outcome(&self, clicks: &[usize]) -> SoftOutcome {
+        let clicks = normalise_clicks(clicks, self.shown().len());
+        match self {
+            Interleaving::TeamDraft(i) => i.soft_outcome(&clicks),
+            Interleaving::Balanced(i) => i.soft_outcome(&clicks),
+            Interleaving::Probabilistic(i) => i.soft_outcome(&clicks),
+            Interleaving::Optimized(i) => i.soft_outcome(&clicks),
+            Interleaving::TeamDraftMultileave(i) => i.pairwise(&clicks, 0, 1),
+        }
+    }
+
+    /// Which of A and B the clicks favour (the more likely side for Probabilistic).
+    pub fn credit(&self, clicks: &[usize]) -> Outcome {
+        self.soft_outcome(clicks).most_likely()
+    }
+
+    /// Credit per ranker, in list order; what "credit" means is the method's (documented there).
+    pub fn ranker_credit(&self, clicks: &[usize]) -> Vec<f64> {
+        let clicks = normalise_clicks(clicks, self.shown().len());
+        match self {
+            Interleaving::TeamDraft(i) => i.ranker_credit(&clicks).to_vec(),
+            Interleaving::Balanced(i) => i.ranker_credit(&clicks).to_vec(),
+            Interleaving::Probabilistic(i) => i.ranker_credit(&clicks).to_vec(),
+            Interleaving::Optimized(i) => i.ranker_credit(&clicks).to_vec(),
+            Interleaving::TeamDraftMultileave(i) => i.ranker_credit(&clicks),
+        }
+    }
+
+    /// The judgement of ranker `i` against ranker `j` (any method; two-ranker methods accept
+    /// only 0 and 1).
+    pub fn pairwise(&self, clicks: &[usize], i: usize, j: usize) -> SoftOutcome {
+        assert!(i < self.rankers() && j < self.rankers(), "no such ranker");
+        match self {
+            Interleaving::TeamDraftMultileave(m) => {
+                m.pairwise(&normalise_clicks(clicks, m.shown.len()), i, j)
+            }
+            _ if i == j => SoftOutcome::TIE,
+            _ if i == 0 => self.soft_outcome(clicks),
+            _ => self.soft_outcome(clicks).swapped(),
+        }
+    }
+
+    /// Reports click positions that [`Interleaving::credit`] would ignore.
+    pub fn check_clicks(&self, clicks: &[usize]) -> Result<(), String> {
+        let len = self.shown().len();
+        match clicks.iter().find(|&&c| c >= len) {
+            Some(c) => Err(format!(
+                "click at position {c}, but only {len} documents were shown"
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The list without repeated documents, keeping each document's first occurrence.
+pub fn dedup<D: Doc>(list: &[D]) -> Vec<D> {
+    let mut seen = doc_set::DocSet::with_capacity(list.len());
+    list.iter().filter(|&d| seen.insert(d)).cloned().collect()
+}
+
+/// Sorted, unique, in-range click positions.
+fn normalise_clicks(clicks: &[usize], len: usize) -> Vec<usize> {
+    let mut c: Vec<usize> = clicks.iter().copied().filter(|&p| p < len).collect();
+    c.sort_unstable();
+    c.dedup();
+    c
+}
+
+/// 1-based rank of `d` in `list`, or `None`.
+fn rank_in<D: Doc>(list: &[D], d: &D) -> Option<u32> {
+    list.iter().position(|x| x == d).map(|p| p as u32 + 1)
+}
