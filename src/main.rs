@@ -20,6 +20,23 @@ enum Command {
     Serve(joust::serve::ServeArgs),
     /// Print a new random API key (give it to `serve` as scope:KEY in --api-keys).
     Keygen,
+    /// Estimate a preference matrix from learning-to-rank data by simulated interleaved
+    /// comparisons (one ranker per feature), in the format `joust simulate --matrix` reads.
+    Prefmatrix(joust::sim::prefmatrix_cli::PrefmatrixArgs),
+    /// Write a small seeded synthetic LETOR-format data set (for tests and demos).
+    LetorGen(LetorGenArgs),
+}
+
+#[derive(clap::Args)]
+struct LetorGenArgs {
+    /// Size as QUERIES:DOCS:FEATURES, e.g. 200:30:8.
+    #[arg(long, default_value = "200:30:8")]
+    size: joust::sim::synthetic::SyntheticSpec,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Where to write the data (LETOR text format).
+    #[arg(long)]
+    out: std::path::PathBuf,
 }
 
 fn init_tracing() {
@@ -45,6 +62,13 @@ fn main() -> anyhow::Result<()> {
                 .enable_all()
                 .build()?
                 .block_on(joust::serve::run(args))
+        }
+        Command::Prefmatrix(args) => joust::sim::prefmatrix_cli::run(args),
+        Command::LetorGen(args) => {
+            let data = joust::sim::synthetic::generate(&args.size, args.seed);
+            std::fs::write(&args.out, data.to_letor_text())?;
+            println!("wrote {}", args.out.display());
+            Ok(())
         }
         Command::Keygen => {
             let bytes: [u8; 24] = rand::rng().random();
