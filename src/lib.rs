@@ -7,7 +7,7 @@
 pub mod bandit;
 pub mod engine;
 pub mod http;
-pub mod serve;
 pub mod interleave;
+pub mod serve;
 pub mod sim;
 pub mod store;
