@@ -120,6 +120,10 @@ impl Dts {
             .map(|(_, t)| t)
     }
 
+    pub(crate) fn warm_cache(&mut self, view: &View) {
+        self.rebuild(view);
+    }
+
     fn rebuild(&mut self, view: &View) {
         let arms: Vec<Arm> = view.active_arms().collect();
         let previous: Vec<DuelTable> = self
@@ -200,6 +204,10 @@ impl Policy for Dts {
 
     fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, _rng: &mut R) {
         self.learn(view, a, b, false);
+    }
+
+    fn warm(&mut self, view: &View) {
+        self.warm_cache(view);
     }
 
     fn arm_added(&mut self, view: &View, _arm: Arm) {

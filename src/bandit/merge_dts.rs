@@ -210,6 +210,11 @@ impl Policy for MergeDts {
         self.learn(view, a, b, false, rng);
     }
 
+    fn warm(&mut self, view: &View) {
+        self.tournament.warm(view);
+        self.rebuild_tables(view);
+    }
+
     fn arm_added(&mut self, view: &View, arm: Arm) {
         self.tournament.add_arm(view, arm);
         self.rebuild_tables(view);

@@ -108,6 +108,10 @@ impl Policy for MergeRucb {
         self.tournament.record(view, a, b, true, rng);
     }
 
+    fn warm(&mut self, view: &View) {
+        self.tournament.warm(view);
+    }
+
     fn arm_added(&mut self, view: &View, arm: Arm) {
         self.tournament.add_arm(view, arm);
     }

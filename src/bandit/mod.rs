@@ -131,6 +131,13 @@ pub trait Policy {
         let _ = (view, a, b, rng);
     }
 
+    /// Rebuilds whatever the policy caches to make `select` fast (caches are not persisted).
+    /// The service calls it once on every state it loads, so that selections served from that
+    /// snapshot do not recompute from the win matrix each time. The default has no cache.
+    fn warm(&mut self, view: &View) {
+        let _ = view;
+    }
+
     /// A new arm `arm` (index `view.k() - 1`) joined with no comparisons.
     fn arm_added(&mut self, view: &View, arm: Arm);
 

@@ -172,6 +172,10 @@ impl Rucb {
             .filter(|m| m.synced == evidence_total(view) && m.k == view.k())
     }
 
+    pub(crate) fn warm_cache(&mut self, view: &View) {
+        self.rebuild(view);
+    }
+
     fn rebuild(&mut self, view: &View) {
         self.cache = Cached((view.k() <= MIRROR_LIMIT).then(|| Mirror::build(view, self.alpha)));
     }
@@ -255,6 +259,10 @@ impl Policy for Rucb {
     fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, _rng: &mut R) {
         self.t += 1;
         self.refresh(view, a, b);
+    }
+
+    fn warm(&mut self, view: &View) {
+        self.warm_cache(view);
     }
 
     fn arm_added(&mut self, view: &View, _arm: Arm) {

@@ -66,6 +66,16 @@ impl BanditState {
         })
     }
 
+    /// Rebuilds the policy's caches; call it on a state loaded from storage before selecting.
+    pub fn warm(&mut self) {
+        let view = View {
+            wins: &self.wins,
+            active: &self.active,
+            ties: self.ties,
+        };
+        self.policy.warm(&view);
+    }
+
     /// Checks a deserialised state (e.g. one written by another release).
     pub fn check_version(&self) -> Result<(), StateError> {
         if self.format_version > STATE_FORMAT_VERSION {

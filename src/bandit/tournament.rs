@@ -176,6 +176,11 @@ impl Tournament {
             .fold(f64::NEG_INFINITY, f64::max)
     }
 
+    /// Rebuilds the cached bounds (after loading a persisted state).
+    pub fn warm(&mut self, view: &View) {
+        self.rebuild(view);
+    }
+
     fn rebuild(&mut self, view: &View) {
         let k = view.k();
         let mut batch_of = vec![NO_BATCH; k];

@@ -56,11 +56,12 @@ impl Engine {
             }
             Status::Running => {}
         }
-        let (pair, nonce) = RNG.with(|rng| {
+        let issued = now_ms();
+        let (pair, random) = RNG.with(|rng| {
             let mut rng = rng.borrow_mut();
             (snap.state.select(&mut *rng), rng.random::<[u8; 16]>())
         });
-        let issued = now_ms();
+        let nonce = DuelClaims::uuid_v7_nonce(issued, random);
         let claims = DuelClaims {
             experiment_id: id,
             first: pair.first as u32,

@@ -109,7 +109,7 @@ impl Snapshot {
         for &(a, b, n) in &s.ties {
             wins.add_ties(a as Arm, b as Arm, n as u32);
         }
-        let state = BanditState {
+        let mut state = BanditState {
             format_version: persisted.format_version,
             active: s.rankers.iter().map(|r| !r.retired).collect(),
             ties,
@@ -117,6 +117,8 @@ impl Snapshot {
             policy: persisted.policy,
         };
         state.check_version().map_err(|err| bad(err.to_string()))?;
+        // Caches are not persisted: rebuild them once here rather than on every selection.
+        state.warm();
         let names: Vec<String> = s.rankers.iter().map(|r| r.name.clone()).collect();
         let by_name = names
             .iter()

@@ -30,9 +30,28 @@ pub struct DuelClaims {
 }
 
 impl DuelClaims {
-    /// The duel's unique id: the key that makes its outcome exactly-once.
+    /// The duel's unique id, a UUID (v7: time-ordered) in its canonical text form: the key that
+    /// makes its outcome exactly-once.
     pub fn duel_id(&self) -> String {
-        URL_SAFE_NO_PAD.encode(self.nonce)
+        let h: String = self.nonce.iter().map(|b| format!("{b:02x}")).collect();
+        format!(
+            "{}-{}-{}-{}-{}",
+            &h[..8],
+            &h[8..12],
+            &h[12..16],
+            &h[16..20],
+            &h[20..]
+        )
+    }
+
+    /// A UUIDv7 nonce: 48 bits of milliseconds, then random bits (with the version and variant
+    /// bits set), so duel ids sort by issue time.
+    pub fn uuid_v7_nonce(issued_at_ms: i64, random: [u8; NONCE_LEN]) -> [u8; NONCE_LEN] {
+        let mut n = random;
+        n[..6].copy_from_slice(&issued_at_ms.to_be_bytes()[2..]);
+        n[6] = 0x70 | (n[6] & 0x0f);
+        n[8] = 0x80 | (n[8] & 0x3f);
+        n
     }
 
     fn encode(&self) -> [u8; PAYLOAD_LEN] {
@@ -125,6 +144,23 @@ mod tests {
             state_version: 9,
             nonce: [5; NONCE_LEN],
         }
+    }
+
+    #[test]
+    fn duel_ids_are_uuid_v7_in_issue_order() {
+        let a = DuelClaims {
+            nonce: DuelClaims::uuid_v7_nonce(1_700_000_000_000, [0xff; NONCE_LEN]),
+            ..claims()
+        };
+        let b = DuelClaims {
+            nonce: DuelClaims::uuid_v7_nonce(1_700_000_000_001, [0x00; NONCE_LEN]),
+            ..claims()
+        };
+        let id = a.duel_id();
+        assert_eq!(id.len(), 36);
+        assert_eq!(&id[14..15], "7", "{id}");
+        assert!(matches!(&id[19..20], "8" | "9" | "a" | "b"), "{id}");
+        assert!(a.duel_id() < b.duel_id());
     }
 
     #[test]

@@ -4,7 +4,8 @@ use axum::extract::{MatchedPath, Request};
 use axum::middleware::Next;
 use axum::response::Response;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::{OnceLock, RwLock};
 use std::time::Instant;
 
 /// Latency buckets in seconds: from 50 microseconds (a duel from memory) to 5 s.
@@ -39,19 +40,45 @@ pub fn handle() -> PrometheusHandle {
         .clone()
 }
 
+/// The counter and histogram of one (route, method, status), looked up once and then reused:
+/// building labelled metric keys on every request costs several allocations.
+type Handles = (metrics::Counter, metrics::Histogram);
+
+fn handles(route: &str, method: &axum::http::Method, status: u16) -> Handles {
+    type ByRoute = HashMap<String, HashMap<(axum::http::Method, u16), Handles>>;
+    static CACHE: OnceLock<RwLock<ByRoute>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let key = (method.clone(), status);
+    if let Some(h) = cache.read().unwrap().get(route).and_then(|m| m.get(&key)) {
+        return h.clone();
+    }
+    let labels = [
+        ("route", route.to_string()),
+        ("method", method.to_string()),
+        ("status", status.to_string()),
+    ];
+    let h = (
+        metrics::counter!("joust_http_requests_total", &labels),
+        metrics::histogram!("joust_http_request_duration_seconds", &labels),
+    );
+    cache
+        .write()
+        .unwrap()
+        .entry(route.to_string())
+        .or_default()
+        .insert(key, h.clone());
+    h
+}
+
 /// Counts requests and records latency per route and status.
 pub async fn track(req: Request, next: Next) -> Response {
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_string(), |p| p.as_str().to_string());
-    let method = req.method().to_string();
+    let route = req.extensions().get::<MatchedPath>().cloned();
+    let method = req.method().clone();
     let start = Instant::now();
     let response = next.run(req).await;
-    let status = response.status().as_u16().to_string();
-    let labels = [("route", route), ("method", method), ("status", status)];
-    metrics::counter!("joust_http_requests_total", &labels).increment(1);
-    metrics::histogram!("joust_http_request_duration_seconds", &labels)
-        .record(start.elapsed().as_secs_f64());
+    let route = route.as_ref().map_or("unmatched", |p| p.as_str());
+    let (requests, latency) = handles(route, &method, response.status().as_u16());
+    requests.increment(1);
+    latency.record(start.elapsed().as_secs_f64());
     response
 }

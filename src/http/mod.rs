@@ -9,6 +9,7 @@ pub mod health;
 pub mod json;
 pub mod metrics;
 pub mod outcomes;
+pub mod request_id;
 pub mod views;
 
 use axum::Router;
@@ -17,7 +18,7 @@ use axum::routing::{delete, get, post};
 use std::future::Future;
 use std::sync::Arc;
 use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
 use crate::engine::Engine;
@@ -81,7 +82,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         }))
         .layer(TraceLayer::new_for_http())
         .layer(PropagateRequestIdLayer::new(request_id.clone()))
-        .layer(SetRequestIdLayer::new(request_id, MakeRequestUuid))
+        .layer(SetRequestIdLayer::new(
+            request_id,
+            request_id::SequentialIds::default(),
+        ))
         .with_state(state)
 }
 

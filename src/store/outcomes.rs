@@ -31,8 +31,8 @@ pub async fn insert_new(
     let issued: Vec<chrono::DateTime<chrono::Utc>> = rows.iter().map(|r| r.issued_at).collect();
     let inserted = sqlx::query_scalar(
         "INSERT INTO outcomes (duel_id, experiment_id, first_idx, second_idx, winner_idx, issued_at)
-         SELECT * FROM UNNEST($1::text[], $2::bigint[], $3::int[], $4::int[], $5::int[], $6::timestamptz[])
-         ON CONFLICT (duel_id) DO NOTHING RETURNING duel_id",
+         SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::int[], $4::int[], $5::int[], $6::timestamptz[])
+         ON CONFLICT (duel_id) DO NOTHING RETURNING duel_id::text",
     )
     .bind(&duel_ids)
     .bind(&experiments)
@@ -50,10 +50,12 @@ pub async fn recorded(
     tx: &mut Transaction<'_, Postgres>,
     duel_ids: &[String],
 ) -> Result<Vec<(String, Option<i32>)>, StoreError> {
-    let rows = sqlx::query("SELECT duel_id, winner_idx FROM outcomes WHERE duel_id = ANY($1)")
-        .bind(duel_ids)
-        .fetch_all(&mut **tx)
-        .await?;
+    let rows = sqlx::query(
+        "SELECT duel_id::text AS duel_id, winner_idx FROM outcomes WHERE duel_id = ANY($1::uuid[])",
+    )
+    .bind(duel_ids)
+    .fetch_all(&mut **tx)
+    .await?;
     rows.iter()
         .map(|r| Ok((r.try_get("duel_id")?, r.try_get("winner_idx")?)))
         .collect()
