@@ -67,22 +67,15 @@ pub async fn add_wins(
     experiment: i64,
     cells: &[(i32, i32, i64)],
 ) -> Result<(), StoreError> {
-    if cells.is_empty() {
-        return Ok(());
-    }
-    let (a, b, n) = unzip3(cells);
-    sqlx::query(
+    add_counts(
+        tx,
         "INSERT INTO win_counts (experiment_id, winner, loser, wins)
          SELECT $1, * FROM UNNEST($2::int[], $3::int[], $4::bigint[])
          ON CONFLICT (experiment_id, winner, loser) DO UPDATE SET wins = win_counts.wins + EXCLUDED.wins",
+        experiment,
+        cells,
     )
-    .bind(experiment)
-    .bind(&a)
-    .bind(&b)
-    .bind(&n)
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
+    .await
 }
 
 /// Adds tie counts `(a, b, n)` with a <= b for one experiment.
@@ -91,21 +84,35 @@ pub async fn add_ties(
     experiment: i64,
     cells: &[(i32, i32, i64)],
 ) -> Result<(), StoreError> {
+    add_counts(
+        tx,
+        "INSERT INTO tie_counts (experiment_id, a, b, ties)
+         SELECT $1, * FROM UNNEST($2::int[], $3::int[], $4::bigint[])
+         ON CONFLICT (experiment_id, a, b) DO UPDATE SET ties = tie_counts.ties + EXCLUDED.ties",
+        experiment,
+        cells,
+    )
+    .await
+}
+
+/// Runs one of the count upserts above with the cells as three arrays.
+async fn add_counts(
+    tx: &mut Transaction<'_, Postgres>,
+    sql: &'static str,
+    experiment: i64,
+    cells: &[(i32, i32, i64)],
+) -> Result<(), StoreError> {
     if cells.is_empty() {
         return Ok(());
     }
     let (a, b, n) = unzip3(cells);
-    sqlx::query(
-        "INSERT INTO tie_counts (experiment_id, a, b, ties)
-         SELECT $1, * FROM UNNEST($2::int[], $3::int[], $4::bigint[])
-         ON CONFLICT (experiment_id, a, b) DO UPDATE SET ties = tie_counts.ties + EXCLUDED.ties",
-    )
-    .bind(experiment)
-    .bind(&a)
-    .bind(&b)
-    .bind(&n)
-    .execute(&mut **tx)
-    .await?;
+    sqlx::query(sql)
+        .bind(experiment)
+        .bind(&a)
+        .bind(&b)
+        .bind(&n)
+        .execute(&mut **tx)
+        .await?;
     Ok(())
 }
 
