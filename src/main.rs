@@ -18,6 +18,8 @@ struct Cli {
 enum Command {
     /// Run the HTTP service (on an embedded Postgres unless DATABASE_URL is set).
     Serve(joust::serve::ServeArgs),
+    /// Run policies against preference matrices as the papers do; writes a summary, CSV and plots.
+    Simulate(joust::sim::cli::SimulateArgs),
     /// Print a new random API key (give it to `serve` as scope:KEY in --api-keys).
     Keygen,
     /// Estimate a preference matrix from learning-to-rank data by simulated interleaved
@@ -63,6 +65,7 @@ fn main() -> anyhow::Result<()> {
                 .build()?
                 .block_on(joust::serve::run(args))
         }
+        Command::Simulate(args) => joust::sim::cli::run(args),
         Command::Prefmatrix(args) => joust::sim::prefmatrix_cli::run(args),
         Command::LetorGen(args) => {
             let data = joust::sim::synthetic::generate(&args.size, args.seed);

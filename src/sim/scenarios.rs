@@ -1,6 +1,9 @@
 //! Built-in preference matrices from the papers (see ALGORITHMS.md, "Evaluation").
 
+use rand::{Rng, SeedableRng};
+
 use super::matrix::PrefMatrix;
+use crate::bandit::BanditRng;
 
 /// The arXiv 6-arm matrix of the Beat-the-Mean poster (arms A..F = 0..5).
 ///
@@ -114,6 +117,103 @@ pub fn cycle2() -> PrefMatrix {
     cycle_with(20, 0.6, 0.51)
 }
 
+/// Off-diagonal preferences of random scenarios are drawn uniformly from this range: away from
+/// 1/2 (so that every pair has a winner a finite number of duels can find) and from 0 and 1.
+const RANDOM_RANGE: (f64, f64) = (0.05, 0.95);
+
+/// Fills a K x K matrix with independent random preferences, none equal to 1/2 off the diagonal.
+fn random_rows(k: usize, rng: &mut BanditRng) -> Vec<Vec<f64>> {
+    let mut rows = vec![vec![0.5; k]; k];
+    for i in 0..k {
+        for j in i + 1..k {
+            let mut p: f64 = 0.5;
+            while (p - 0.5).abs() < 1e-3 {
+                p = rng.random_range(RANDOM_RANGE.0..RANDOM_RANGE.1);
+            }
+            rows[i][j] = p;
+            rows[j][i] = 1.0 - p;
+        }
+    }
+    rows
+}
+
+/// `random-condorcet:K:SEED`: a random K-arm matrix with a Condorcet winner. The winner (a
+/// seeded random arm) beats every other arm with a probability uniform in [0.51, 0.95]; the other
+/// pairs are uniform in [0.05, 0.95].
+pub fn random_condorcet(k: usize, seed: u64) -> Result<PrefMatrix, String> {
+    if k < 2 {
+        return Err(format!("random-condorcet needs at least 2 arms, got {k}"));
+    }
+    let mut rng = BanditRng::seed_from_u64(seed);
+    let mut rows = random_rows(k, &mut rng);
+    let winner = rng.random_range(0..k);
+    for j in (0..k).filter(|&j| j != winner) {
+        let p = rng.random_range(0.51..RANDOM_RANGE.1);
+        rows[winner][j] = p;
+        rows[j][winner] = 1.0 - p;
+    }
+    PrefMatrix::from_rows(rows, None)
+}
+
+/// `random-copeland:K:SEED`: a random K-arm matrix (K >= 3) with no Condorcet winner, so only
+/// Copeland winners. Drawn as for [`random_condorcet`] without the planted winner; if the draw
+/// has a Condorcet winner w, one of its duels is reversed: against an arm j with at least two
+/// losses, which always exists (the K - 1 other arms share (K - 1) + (K - 1)(K - 2)/2 losses,
+/// at least 1.5 each on average when K >= 3). Then w loses once, j keeps a loss, and no other
+/// arm's record changes, so no arm is unbeaten.
+pub fn random_copeland(k: usize, seed: u64) -> Result<PrefMatrix, String> {
+    if k < 3 {
+        return Err(format!(
+            "random-copeland needs at least 3 arms (2 arms always have a Condorcet winner), got {k}"
+        ));
+    }
+    let mut rng = BanditRng::seed_from_u64(seed);
+    let mut rows = random_rows(k, &mut rng);
+    let beaten = |rows: &Vec<Vec<f64>>, i: usize| (0..k).filter(|&j| rows[j][i] > 0.5).count();
+    if let Some(w) = (0..k).find(|&i| beaten(&rows, i) == 0) {
+        let candidates: Vec<usize> = (0..k)
+            .filter(|&j| j != w && beaten(&rows, j) >= 2)
+            .collect();
+        let j = candidates[rng.random_range(0..candidates.len())];
+        let p = rows[w][j];
+        rows[w][j] = 1.0 - p;
+        rows[j][w] = p;
+    }
+    PrefMatrix::from_rows(rows, None)
+}
+
+/// A random subset of `k` arms of `matrix` that has a Condorcet winner, in random order (as the
+/// RUCB paper's experiments draw them from the MSLR matrices). Tries `MAX_SUBSET_DRAWS` subsets
+/// before giving up.
+pub fn condorcet_subset(
+    matrix: &PrefMatrix,
+    k: usize,
+    rng: &mut BanditRng,
+) -> Result<PrefMatrix, String> {
+    const MAX_SUBSET_DRAWS: usize = 100_000;
+    let n = matrix.k();
+    if k < 2 || k > n {
+        return Err(format!(
+            "a subset must have between 2 and {n} arms, got {k}"
+        ));
+    }
+    let mut arms: Vec<usize> = (0..n).collect();
+    for _ in 0..MAX_SUBSET_DRAWS {
+        // Partial Fisher-Yates: the first k entries are a uniform random ordered subset.
+        for i in 0..k {
+            let j = rng.random_range(i..n);
+            arms.swap(i, j);
+        }
+        let sub = matrix.subset(&arms[..k]);
+        if sub.condorcet_winner().is_some() {
+            return Ok(sub);
+        }
+    }
+    Err(format!(
+        "no subset of {k} arms with a Condorcet winner found in {MAX_SUBSET_DRAWS} draws"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,5 +245,49 @@ mod tests {
                 assert_eq!(m.copeland_scores()[i], 9);
             }
         }
+    }
+
+    #[test]
+    fn random_condorcet_has_a_condorcet_winner() {
+        for seed in 0..200 {
+            for k in [2, 3, 8, 40] {
+                let m = random_condorcet(k, seed).unwrap();
+                assert_eq!(m.k(), k);
+                assert!(m.condorcet_winner().is_some(), "k {k} seed {seed}");
+            }
+        }
+        assert_eq!(random_condorcet(10, 3), random_condorcet(10, 3));
+        assert_ne!(random_condorcet(10, 3), random_condorcet(10, 4));
+        assert!(random_condorcet(1, 0).is_err());
+    }
+
+    #[test]
+    fn random_copeland_has_no_condorcet_winner() {
+        for seed in 0..200 {
+            for k in [3, 4, 8, 40] {
+                let m = random_copeland(k, seed).unwrap();
+                assert_eq!(m.condorcet_winner(), None, "k {k} seed {seed}");
+                assert!(!m.copeland_winners().is_empty());
+            }
+        }
+        assert!(random_copeland(2, 0).is_err());
+    }
+
+    #[test]
+    fn condorcet_subsets_have_a_winner_and_come_from_the_matrix() {
+        let m = random_copeland(30, 1).unwrap();
+        let mut rng = BanditRng::seed_from_u64(5);
+        for _ in 0..20 {
+            let sub = condorcet_subset(&m, 6, &mut rng).unwrap();
+            assert_eq!(sub.k(), 6);
+            let w = sub.condorcet_winner().unwrap();
+            // Its name (r<index>) tells which arm of the full matrix it is.
+            let index = |name: &str| name[1..].parse::<usize>().unwrap();
+            let wi = index(&sub.names()[w]);
+            for (j, name) in sub.names().iter().enumerate() {
+                assert_eq!(sub.p(w, j), m.p(wi, index(name)));
+            }
+        }
+        assert!(condorcet_subset(&m, 31, &mut rng).is_err());
     }
 }

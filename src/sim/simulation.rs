@@ -1,0 +1,136 @@
+//! Many runs of several policies, in parallel, aggregated into a [`Summary`].
+
+use rand::SeedableRng;
+use rayon::prelude::*;
+
+use super::checkpoints::log_spaced;
+use super::environment::MatrixEnvironment;
+use super::feedback::Feedback;
+use super::regret::Regret;
+use super::runner::{RunRecord, SimError, run_once};
+use super::seeds::run_seed;
+use super::source::MatrixPlan;
+use super::summary::{PolicySummary, Summary, Timing};
+use crate::bandit::{AnyPolicy, BanditRng, PolicySpec};
+
+/// Everything that determines a simulation's numbers (the thread count does not).
+#[derive(Debug, Clone)]
+pub struct Simulation {
+    /// How `--matrix` was given, for the report.
+    pub matrix_name: String,
+    pub plan: MatrixPlan,
+    /// Each policy with the text it was given as (the report names policies by it).
+    pub policies: Vec<(String, PolicySpec)>,
+    pub steps: u64,
+    pub runs: u64,
+    pub seed: u64,
+    pub feedback: Feedback,
+    pub checkpoints_per_decade: u32,
+}
+
+impl Simulation {
+    /// Refuses invalid policy specs before any run starts, with the policy's own error.
+    pub fn validate(&self) -> Result<(), SimError> {
+        if self.steps == 0 || self.runs == 0 {
+            return Err(SimError::Matrix(
+                "--steps and --runs must be at least 1".into(),
+            ));
+        }
+        if self.policies.is_empty() {
+            return Err(SimError::Matrix("give at least one --policy".into()));
+        }
+        let mut rng = BanditRng::seed_from_u64(0);
+        for (_, spec) in &self.policies {
+            AnyPolicy::build(spec, self.plan.k(), &mut rng)?;
+        }
+        Ok(())
+    }
+
+    pub fn checkpoints(&self) -> Vec<u64> {
+        log_spaced(self.steps, self.checkpoints_per_decade)
+    }
+
+    /// One run: run `run` of every policy starts from the same seed, so it sees the same matrix.
+    pub fn run_one(&self, policy: usize, run: u64) -> Result<RunRecord, SimError> {
+        let mut rng = BanditRng::seed_from_u64(run_seed(self.seed, run));
+        let matrix = self.plan.draw(&mut rng).map_err(SimError::Matrix)?;
+        let regret = Regret::of(&matrix);
+        let k = matrix.k();
+        let mut environment = MatrixEnvironment::new(matrix);
+        run_once(
+            &self.policies[policy].1,
+            k,
+            &mut environment,
+            &regret,
+            &self.checkpoints(),
+            self.feedback,
+            &mut rng,
+        )
+    }
+
+    /// Runs every policy `runs` times over `threads` worker threads, calling `on_run_done` after
+    /// each run (for a progress bar). The result does not depend on `threads` except for timing.
+    pub fn run(
+        &self,
+        threads: usize,
+        on_run_done: &(dyn Fn() + Sync),
+    ) -> Result<Summary, SimError> {
+        self.validate()?;
+        let started = std::time::Instant::now();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.max(1))
+            .build()
+            .map_err(|e| SimError::Threads {
+                threads,
+                message: e.to_string(),
+            })?;
+        let jobs: Vec<(usize, u64)> = (0..self.policies.len())
+            .flat_map(|p| (0..self.runs).map(move |r| (p, r)))
+            .collect();
+        let records: Vec<RunRecord> = pool.install(|| {
+            jobs.par_iter()
+                .map(|&(p, r)| {
+                    let record = self.run_one(p, r);
+                    on_run_done();
+                    record
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })?;
+        let checkpoints = self.checkpoints();
+        let policies = self
+            .policies
+            .iter()
+            .zip(records.chunks(self.runs as usize))
+            .map(|((label, _), runs)| PolicySummary::aggregate(label, &checkpoints, runs))
+            .collect();
+        let winners = match &self.plan {
+            MatrixPlan::Whole(m) => Some(
+                Regret::of(m)
+                    .winners()
+                    .iter()
+                    .map(|&w| m.names()[w].clone())
+                    .collect(),
+            ),
+            MatrixPlan::CondorcetSubsets { .. } => None,
+        };
+        Ok(Summary {
+            matrix: self.matrix_name.clone(),
+            k: self.plan.k(),
+            subset: match &self.plan {
+                MatrixPlan::Whole(_) => None,
+                MatrixPlan::CondorcetSubsets { k, .. } => Some(*k),
+            },
+            winners,
+            steps: self.steps,
+            runs: self.runs,
+            seed: self.seed,
+            delay: self.feedback.delay,
+            batch: self.feedback.batch,
+            policies,
+            timing: Timing {
+                threads,
+                wall_seconds: started.elapsed().as_secs_f64(),
+            },
+        })
+    }
+}

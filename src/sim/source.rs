@@ -1,0 +1,104 @@
+//! Where a simulation's matrix comes from: `--matrix PATH_OR_SCENARIO`, and optionally a random
+//! subset of its arms per run (`--subset K`).
+
+use std::path::Path;
+
+use rand::Rng;
+
+use super::{PrefMatrix, matrix_file, scenarios};
+use crate::bandit::BanditRng;
+
+/// The built-in scenario names, as `--help` and errors list them.
+pub const SCENARIO_NAMES: &str = "arxiv6, utility:{1good,2good,3good,arith,geom}:{linear,natural,logit}, \
+     cycle, cycle2, random-condorcet:K:SEED, random-copeland:K:SEED";
+
+fn parse_number<T: std::str::FromStr>(what: &str, text: &str, scenario: &str) -> Result<T, String> {
+    text.parse()
+        .map_err(|_| format!("scenario `{scenario}`: {what} `{text}` is not a whole number"))
+}
+
+/// A built-in scenario by name, `None` when `name` is not a scenario name.
+pub fn scenario(name: &str) -> Option<Result<PrefMatrix, String>> {
+    let parts: Vec<&str> = name.split(':').collect();
+    match parts.as_slice() {
+        ["arxiv6"] => Some(Ok(scenarios::arxiv6())),
+        ["cycle"] => Some(Ok(scenarios::cycle())),
+        ["cycle2"] => Some(Ok(scenarios::cycle2())),
+        ["utility", u, l] => Some(scenarios::utility(u, l)),
+        [kind @ ("random-condorcet" | "random-copeland"), k, seed] => Some((|| {
+            let k: usize = parse_number("K", k, name)?;
+            let seed: u64 = parse_number("SEED", seed, name)?;
+            if *kind == "random-condorcet" {
+                scenarios::random_condorcet(k, seed)
+            } else {
+                scenarios::random_copeland(k, seed)
+            }
+        })()),
+        ["utility" | "random-condorcet" | "random-copeland", ..] => Some(Err(format!(
+            "scenario `{name}` has the wrong number of `:` fields; scenarios: {SCENARIO_NAMES}"
+        ))),
+        _ => None,
+    }
+}
+
+/// Resolves `--matrix`: a scenario name, else a matrix file.
+pub fn resolve(arg: &str) -> Result<PrefMatrix, String> {
+    if let Some(m) = scenario(arg) {
+        return m;
+    }
+    let path = Path::new(arg);
+    if !path.exists() {
+        return Err(format!(
+            "`{arg}` is neither a matrix file nor a scenario; scenarios: {SCENARIO_NAMES}"
+        ));
+    }
+    matrix_file::load(path)
+}
+
+/// The matrix every run plays on, before that run's random relabelling.
+#[derive(Debug, Clone)]
+pub enum MatrixPlan {
+    /// The same matrix in every run, arms shuffled per run.
+    Whole(PrefMatrix),
+    /// Per run, a fresh random subset of `k` arms that has a Condorcet winner.
+    CondorcetSubsets { matrix: PrefMatrix, k: usize },
+}
+
+impl MatrixPlan {
+    pub fn new(matrix: PrefMatrix, subset: Option<usize>) -> Result<Self, String> {
+        match subset {
+            None => Ok(MatrixPlan::Whole(matrix)),
+            Some(k) if k < 2 || k > matrix.k() => Err(format!(
+                "--subset {k}: must be between 2 and the matrix's {} arms",
+                matrix.k()
+            )),
+            Some(k) => Ok(MatrixPlan::CondorcetSubsets { matrix, k }),
+        }
+    }
+
+    /// Number of arms each run has.
+    pub fn k(&self) -> usize {
+        match self {
+            MatrixPlan::Whole(m) => m.k(),
+            MatrixPlan::CondorcetSubsets { k, .. } => *k,
+        }
+    }
+
+    /// The matrix one run sees: arms in a uniformly random order, as the papers do, so that no
+    /// policy profits from index-order tie breaking.
+    pub fn draw(&self, rng: &mut BanditRng) -> Result<PrefMatrix, String> {
+        match self {
+            MatrixPlan::Whole(m) => {
+                let k = m.k();
+                let mut perm: Vec<usize> = (0..k).collect();
+                for i in (1..k).rev() {
+                    perm.swap(i, rng.random_range(0..=i));
+                }
+                Ok(m.permuted(&perm))
+            }
+            MatrixPlan::CondorcetSubsets { matrix, k } => {
+                scenarios::condorcet_subset(matrix, *k, rng)
+            }
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! The simulation report: per policy, regret and accuracy curves at the checkpoints, averaged
+//! over runs; written as `summary.json` and `curves.csv`.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::regret::RegretKind;
+use super::runner::RunRecord;
+
+/// One point of a policy's curves.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    pub step: u64,
+    /// Cumulative regret, mean over runs.
+    pub regret_mean: f64,
+    /// Standard error of that mean: sample standard deviation / sqrt(runs); 0 for one run.
+    pub regret_stderr: f64,
+    /// Fraction of runs whose champion is the true winner (the Condorcet winner, or any
+    /// Copeland winner when there is none).
+    pub accuracy: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PolicySummary {
+    /// The policy spec as given on the command line.
+    pub policy: String,
+    pub regret_kind: RegretKind,
+    /// Per thread: the policy's steps divided by the thread time they took (selection, update
+    /// and environment draws; checkpoint bookkeeping excluded). A timing field.
+    pub steps_per_second: f64,
+    pub checkpoints: Vec<Checkpoint>,
+}
+
+/// Timing of the whole simulation: varies between identical runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Timing {
+    pub threads: usize,
+    pub wall_seconds: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// `--matrix` as given.
+    pub matrix: String,
+    /// Arms per run.
+    pub k: usize,
+    /// `--subset K`: each run used a random K-arm subset with a Condorcet winner.
+    pub subset: Option<usize>,
+    /// Names of the true winners of the whole matrix (none when runs use random subsets).
+    pub winners: Option<Vec<String>>,
+    pub steps: u64,
+    pub runs: u64,
+    pub seed: u64,
+    pub delay: u64,
+    pub batch: usize,
+    pub policies: Vec<PolicySummary>,
+    pub timing: Timing,
+}
+
+impl PolicySummary {
+    /// Averages the runs of one policy, checkpoint by checkpoint.
+    pub fn aggregate(policy: &str, checkpoints: &[u64], runs: &[RunRecord]) -> Self {
+        let n = runs.len() as f64;
+        let points = checkpoints
+            .iter()
+            .enumerate()
+            .map(|(c, &step)| {
+                let mean = runs.iter().map(|r| r.regret[c]).sum::<f64>() / n;
+                let stderr = if runs.len() > 1 {
+                    let var = runs
+                        .iter()
+                        .map(|r| (r.regret[c] - mean).powi(2))
+                        .sum::<f64>()
+                        / (n - 1.0);
+                    (var / n).sqrt()
+                } else {
+                    0.0
+                };
+                let hits = runs.iter().filter(|r| r.correct[c]).count();
+                Checkpoint {
+                    step,
+                    regret_mean: mean,
+                    regret_stderr: stderr,
+                    accuracy: hits as f64 / n,
+                }
+            })
+            .collect();
+        let steps: u64 = runs.iter().map(|r| r.steps).sum();
+        let nanos: u64 = runs.iter().map(|r| r.nanos).sum();
+        PolicySummary {
+            policy: policy.to_string(),
+            regret_kind: runs[0].regret_kind,
+            steps_per_second: steps as f64 / (nanos.max(1) as f64 * 1e-9),
+            checkpoints: points,
+        }
+    }
+}
+
+impl Summary {
+    /// The summary with its timing fields zeroed: what must be identical between two runs of the
+    /// same command line.
+    pub fn without_timing(&self) -> Summary {
+        let mut s = self.clone();
+        s.timing = Timing {
+            threads: 0,
+            wall_seconds: 0.0,
+        };
+        for p in &mut s.policies {
+            p.steps_per_second = 0.0;
+        }
+        s
+    }
+
+    pub fn write_json(&self, path: &Path) -> std::io::Result<()> {
+        let mut text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
+        text.push('\n');
+        std::fs::write(path, text)
+    }
+
+    /// One line per policy and checkpoint; the policy spec is quoted (it contains commas).
+    pub fn write_csv(&self, path: &Path) -> std::io::Result<()> {
+        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+        writeln!(
+            out,
+            "policy,regret_kind,step,regret_mean,regret_stderr,accuracy"
+        )?;
+        for p in &self.policies {
+            let kind = match p.regret_kind {
+                RegretKind::Condorcet => "condorcet",
+                RegretKind::Copeland => "copeland",
+            };
+            let name = p.policy.replace('"', "\"\"");
+            for c in &p.checkpoints {
+                writeln!(
+                    out,
+                    "\"{name}\",{kind},{},{},{},{}",
+                    c.step, c.regret_mean, c.regret_stderr, c.accuracy
+                )?;
+            }
+        }
+        out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(regret: Vec<f64>, correct: Vec<bool>) -> RunRecord {
+        RunRecord {
+            regret_kind: RegretKind::Condorcet,
+            regret,
+            correct,
+            steps: 10,
+            nanos: 1000,
+        }
+    }
+
+    #[test]
+    fn aggregate_computes_mean_stderr_and_accuracy() {
+        let runs = [
+            record(vec![1.0, 2.0], vec![false, true]),
+            record(vec![3.0, 6.0], vec![false, false]),
+        ];
+        let s = PolicySummary::aggregate("uniform", &[1, 10], &runs);
+        assert_eq!(s.checkpoints[0].regret_mean, 2.0);
+        // Sample variance of (1, 3) is 2; stderr = sqrt(2 / 2) = 1.
+        assert!((s.checkpoints[0].regret_stderr - 1.0).abs() < 1e-12);
+        assert_eq!(s.checkpoints[1].regret_mean, 4.0);
+        assert!((s.checkpoints[1].regret_stderr - 2.0).abs() < 1e-12);
+        assert_eq!(s.checkpoints[0].accuracy, 0.0);
+        assert_eq!(s.checkpoints[1].accuracy, 0.5);
+        // 20 steps in 2000 ns.
+        assert!((s.steps_per_second - 1e7).abs() < 1.0);
+    }
+}
