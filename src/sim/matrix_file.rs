@@ -8,6 +8,7 @@
 //!     preceded by one corner field when the rows also carry names, or
 //!   - a first column of names (recognised because a row's first field is not a number); then
 //!     every row must have one;
+//!
 //!   when both are given they must agree. Without names, rankers are called `r0`, `r1`, ...
 //! - validation as [`PrefMatrix::from_rows`]: square, p_ij + p_ji = 1 and p_ii = 1/2 within
 //!   [`super::matrix::TOLERANCE`], values in [0, 1]; every error names the file line.

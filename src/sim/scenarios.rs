@@ -122,6 +122,8 @@ pub fn cycle2() -> PrefMatrix {
 const RANDOM_RANGE: (f64, f64) = (0.05, 0.95);
 
 /// Fills a K x K matrix with independent random preferences, none equal to 1/2 off the diagonal.
+// Cells (i, j) and (j, i) are written together, which index loops say most plainly.
+#[allow(clippy::needless_range_loop)]
 fn random_rows(k: usize, rng: &mut BanditRng) -> Vec<Vec<f64>> {
     let mut rows = vec![vec![0.5; k]; k];
     for i in 0..k {
