@@ -47,8 +47,32 @@ impl ArgMax {
     }
 }
 
+/// The arm with the highest strictly positive score (the lowest index among equals), or `None`
+/// when no arm scores above zero: how policies without an RNG at hand name their belief, e.g.
+/// the arm played most.
+pub fn highest_positive(
+    arms: impl Iterator<Item = Arm>,
+    score: impl Fn(Arm) -> f64,
+) -> Option<Arm> {
+    let mut best: Option<(Arm, f64)> = None;
+    for a in arms {
+        let s = score(a);
+        if s > 0.0 && best.is_none_or(|(_, b)| s > b) {
+            best = Some((a, s));
+        }
+    }
+    best.map(|(a, _)| a)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn highest_positive_prefers_the_lowest_index_among_equals_and_ignores_zero() {
+        let scores = [0.0, 2.0, 1.0, 2.0];
+        assert_eq!(super::highest_positive(0..4, |a| scores[a]), Some(1));
+        assert_eq!(super::highest_positive(0..1, |a| scores[a]), None);
+    }
+
     use super::*;
     use crate::bandit::BanditRng;
     use rand::SeedableRng;

@@ -179,14 +179,7 @@ impl Policy for Doubler {
                 self.right_box.pulls(a)
             }
         };
-        let mut best: Option<(Arm, f64)> = None;
-        for a in view.active_arms() {
-            let s = score(a);
-            if s > 0.0 && best.is_none_or(|(_, b)| s > b) {
-                best = Some((a, s));
-            }
-        }
-        best.map(|(a, _)| a)
+        super::argbest::highest_positive(view.active_arms(), score)
     }
 }
 

@@ -120,14 +120,7 @@ impl Policy for SelfSparring {
     }
 
     fn belief(&self, view: &View) -> Option<Arm> {
-        let mut best: Option<(Arm, f64)> = None;
-        for a in view.active_arms() {
-            let n = self.times_played(view, a);
-            if n > 0.0 && best.is_none_or(|(_, b)| n > b) {
-                best = Some((a, n));
-            }
-        }
-        best.map(|(a, _)| a)
+        super::argbest::highest_positive(view.active_arms(), |a| self.times_played(view, a))
     }
 }
 
