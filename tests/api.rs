@@ -594,6 +594,10 @@ async fn health_readiness_and_metrics() {
     let (token, pair) = app.duel(id).await;
     app.outcome(&token, &pair[0]).await;
     app.outcome("bad", "a").await;
+    // Every response carries a request id, errors included, and ids differ between requests.
+    let ids: Vec<String> = request_ids_of_two_requests(&app).await;
+    assert_eq!(ids.len(), 2);
+    assert_ne!(ids[0], ids[1]);
     let text = app
         .client
         .get(format!("{}/metrics", app.base))
@@ -615,4 +619,22 @@ async fn health_readiness_and_metrics() {
         assert!(text.contains(name), "metrics lack {name}:\n{text}");
     }
     app.stop().await;
+}
+
+async fn request_ids_of_two_requests(app: &TestApp) -> Vec<String> {
+    let mut ids = Vec::new();
+    for path in ["/healthz", "/v1/nothing"] {
+        let r = app
+            .client
+            .get(format!("{}{path}", app.base))
+            .send()
+            .await
+            .unwrap();
+        let id = r
+            .headers()
+            .get("x-request-id")
+            .unwrap_or_else(|| panic!("{path}: no x-request-id"));
+        ids.push(id.to_str().unwrap().to_string());
+    }
+    ids
 }

@@ -406,3 +406,21 @@ async fn serve_on_embedded_postgres_persists_and_shuts_down_gracefully() {
     );
     terminate(&mut child);
 }
+
+#[test]
+fn serve_refuses_to_listen_beyond_loopback_without_keys() {
+    let out = Command::new(env!("CARGO_BIN_EXE_joust"))
+        .args([
+            "serve",
+            "--listen",
+            "0.0.0.0:0",
+            "--database-url",
+            "postgres://unused@127.0.0.1:1/x",
+        ])
+        .env_remove("JOUST_API_KEYS")
+        .output()
+        .expect("run joust serve");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("JOUST_API_KEYS"), "{err}");
+}

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::bandit::{AnyPolicy, Arm, BanditState, PolicySpec, TieRule, WinMatrix};
 use crate::store::state::StoredExperiment;
@@ -77,8 +78,10 @@ pub struct Snapshot {
     pub attribution_window_secs: i64,
     pub seed: i64,
     pub created_at: chrono::DateTime<chrono::Utc>,
-    pub names: Vec<String>,
-    pub by_name: HashMap<String, Arm>,
+    /// Shared between versions: the writer clones a snapshot for every group of outcomes, and
+    /// the names only change when a ranker is added (which reloads the snapshot).
+    pub names: Arc<[String]>,
+    pub by_name: Arc<HashMap<String, Arm>>,
     pub state: BanditState,
     pub version: i64,
     pub outcomes_applied: i64,
@@ -120,7 +123,7 @@ impl Snapshot {
         // Caches are not persisted: rebuild them once here rather than on every selection.
         state.warm();
         let names: Vec<String> = s.rankers.iter().map(|r| r.name.clone()).collect();
-        let by_name = names
+        let by_name: HashMap<String, Arm> = names
             .iter()
             .enumerate()
             .map(|(i, n)| (n.clone(), i))
@@ -133,8 +136,8 @@ impl Snapshot {
             attribution_window_secs: e.attribution_window_secs,
             seed: e.seed,
             created_at: e.created_at,
-            names,
-            by_name,
+            names: names.into(),
+            by_name: Arc::new(by_name),
             state,
             version: s.version,
             outcomes_applied: s.outcomes_applied,
