@@ -206,7 +206,10 @@ async fn child_holds_a_server_until_killed() {
     let pg = EmbeddedPostgres::start(Path::new(&dir))
         .await
         .expect("start");
-    std::fs::write(Path::new(&dir).join("ready"), pg.url("joust")).unwrap();
+    // Written whole under another name and renamed, so the parent never reads a half-written URL.
+    let partial = Path::new(&dir).join("ready.partial");
+    std::fs::write(&partial, pg.url("joust")).unwrap();
+    std::fs::rename(&partial, Path::new(&dir).join("ready")).unwrap();
     tokio::time::sleep(Duration::from_secs(600)).await;
     panic!("the parent should have killed this process long ago");
 }
