@@ -13,7 +13,7 @@
 //! unmarginalised method's and as the matrix `joust prefmatrix` estimates.
 //!
 //! Optimized interleaving solves an LP per pair of lists; an environment keeps the solution of
-//! each (arm pair, query) it has met, so a run pays for each at most once.
+//! each (arm pair, query) it has met (up to a cap), so a run pays for each at most once.
 
 use std::collections::HashMap;
 
@@ -25,6 +25,11 @@ use super::letor::LetorData;
 use super::prefmatrix::FeatureRankers;
 use crate::bandit::{BanditRng, Pair};
 use crate::interleave::{self, Interleaving, Method, OptimizedDistribution, SoftOutcome};
+
+/// Optimized interleaving's solutions kept per run at most (a few KB each): past it, new pairs of
+/// lists are solved per duel. Solving or looking up consumes no randomness, so the cap changes
+/// speed only, never outcomes.
+const MAX_CACHED_LPS: usize = 1 << 16;
 
 /// Everything a click duel needs that does not change between runs: built once per simulation.
 #[derive(Debug, Clone)]
@@ -127,9 +132,12 @@ impl<'a> ClickEnvironment<'a> {
             &self.data.rankers.lists[a][q][..],
             &self.data.rankers.lists[b][q][..],
         ];
-        if self.data.method == Method::Optimized {
+        let key = (a, b, q);
+        if self.data.method == Method::Optimized
+            && (self.optimized.len() < MAX_CACHED_LPS || self.optimized.contains_key(&key))
+        {
             let len = self.data.list_len;
-            let distribution = self.optimized.entry((a, b, q)).or_insert_with(|| {
+            let distribution = self.optimized.entry(key).or_insert_with(|| {
                 interleave::optimized_distribution(lists[0], lists[1], len)
                     .expect("checked when the data was built")
             });
@@ -199,7 +207,7 @@ mod tests {
                 };
                 text.push_str(&format!(
                     "{grade} qid:{q} 1:{grade} 2:{} 3:{grade}\n",
-                    -(grade as i32)
+                    -grade
                 ));
             }
         }
