@@ -19,6 +19,17 @@ enum Command {
     /// Run the HTTP service (on an embedded Postgres unless DATABASE_URL is set).
     Serve(joust::serve::ServeArgs),
     /// Run policies against preference matrices as the papers do; writes a summary, CSV and plots.
+    ///
+    /// With --letor FILE --click-model MODEL --method METHOD instead of --matrix, interleaving and
+    /// clicks are in the loop: every feature of the LETOR data is an arm, and each duel
+    /// interleaves the two feature rankers' top-10 lists for a random query and credits a
+    /// simulated user's clicks. Regret is then NDCG@10 utility regret, and accuracy counts runs
+    /// whose champion is the best feature by NDCG@10. Example:
+    ///
+    ///   joust letor-gen --size 200:30:20 --out data.txt
+    ///
+    ///   joust simulate --letor data.txt --click-model navigational --method team_draft
+    ///   --policy rucb --steps 100000 --runs 4 --out out/letor
     Simulate(joust::sim::cli::SimulateArgs),
     /// Print a new random API key (give it to `serve` as scope:KEY in --api-keys).
     Keygen,

@@ -186,3 +186,240 @@ fn bad_matrices_and_specs_are_refused_clearly() {
     assert!(!r.status.success());
     let _ = std::fs::remove_dir_all(dir);
 }
+
+fn letor_gen(size: &str, seed: &str, out: &Path) {
+    let r = Command::new(env!("CARGO_BIN_EXE_joust"))
+        .args(["letor-gen", "--size", size, "--seed", seed, "--out"])
+        .arg(out)
+        .output()
+        .expect("run joust letor-gen");
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+}
+
+fn final_checkpoint(policy: &Value) -> &Value {
+    policy["checkpoints"].as_array().unwrap().last().unwrap()
+}
+
+#[test]
+fn letor_mode_finds_the_best_feature_by_clicks() {
+    let dir = temp("letor");
+    std::fs::create_dir_all(&dir).unwrap();
+    let data = dir.join("data.txt");
+    // 100 queries of 20 documents, 6 features (synthetic strengths 2, 1, 0.5, 0.25, 0.125, 0):
+    // seed 2 makes f1 best by NDCG@10 (0.97). Under navigational clicks with Team-Draft, f1
+    // beats the runner-up with probability 0.571 (`joust prefmatrix` with 20,000 comparisons
+    // per pair on this file), a gap of 0.071 above a coin.
+    letor_gen("100:20:6", "2", &data);
+    let out = dir.join("out");
+    let r = simulate(
+        &[
+            "--letor",
+            data.to_str().unwrap(),
+            "--click-model",
+            "navigational",
+            "--method",
+            "team_draft",
+            "--policy",
+            "rucb",
+            "--policy",
+            "merge_dts",
+            "--steps",
+            "20000",
+            "--runs",
+            "10",
+        ],
+        &out,
+    );
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let stdout = String::from_utf8_lossy(&r.stdout);
+    assert!(stdout.contains("steps/s"), "{stdout}");
+    let s = summary(&out);
+    assert!(s.get("matrix").is_none(), "{s}");
+    assert_eq!(s["letor"]["file"], data.to_str().unwrap());
+    assert_eq!(s["letor"]["click_model"], "navigational");
+    assert_eq!(s["letor"]["interleaving"]["method"], "team_draft");
+    assert_eq!(s["letor"]["list_len"], 10);
+    assert_eq!(s["letor"]["queries"], 100);
+    assert_eq!(s["k"], 6);
+    // The winner the summary names is the feature of highest NDCG@10 it lists.
+    let ndcg = s["letor"]["ndcg"].as_array().unwrap();
+    let names: Vec<&str> = ndcg.iter().map(|r| r["ranker"].as_str().unwrap()).collect();
+    assert_eq!(names, ["f1", "f2", "f3", "f4", "f5", "f6"]);
+    let utilities: Vec<f64> = ndcg.iter().map(|r| r["ndcg"].as_f64().unwrap()).collect();
+    let best = utilities.iter().copied().fold(f64::MIN, f64::max);
+    let best_name = names[utilities.iter().position(|&u| u == best).unwrap()];
+    assert_eq!(s["winners"], serde_json::json!([best_name]));
+    // Duelling two uniformly random arms costs u* - mean(u) per step in expectation.
+    let random_regret = 20000.0 * (best - utilities.iter().sum::<f64>() / 6.0);
+
+    for p in s["policies"].as_array().unwrap() {
+        assert_eq!(p["regret_kind"], "ndcg_utility");
+        assert!(p["steps_per_second"].as_f64().unwrap() > 0.0);
+        let cps = p["checkpoints"].as_array().unwrap();
+        assert!(cps.len() > 10, "{cps:?}");
+        assert_eq!(cps.last().unwrap()["step"], 20000);
+        let last = final_checkpoint(p);
+        // Accuracy: a champion picked by chance is the best of 6 with probability 1/6, and
+        // P(at least 8 of 10 such runs right) = sum_{k>=8} C(10,k) (1/6)^k (5/6)^(10-k) < 3e-5:
+        // 0.8 cannot be met by chance. A policy that identifies the winner can meet it: even
+        // spread evenly over the 15 pairs, 20,000 duels give each pair about 1,300, so the
+        // runner-up duel's win rate has a standard error of 0.5 / sqrt(1300) = 0.014, and the
+        // 0.071 gap is 5 of them; RUCB and MergeDTS concentrate their duels on the top arms.
+        assert!(
+            last["accuracy"].as_f64().unwrap() >= 0.8,
+            "{}: {last}",
+            p["policy"]
+        );
+        // Regret: a policy that duelled random arms for the whole first half and the winner
+        // afterwards would pay half of random_regret; policies that identify the winner sooner
+        // (see the accuracy above) and then mostly duel it must pay less.
+        let regret = last["regret_mean"].as_f64().unwrap();
+        assert!(
+            regret < 0.5 * random_regret,
+            "{}: {regret} vs {random_regret}",
+            p["policy"]
+        );
+    }
+    let csv = std::fs::read_to_string(out.join("curves.csv")).unwrap();
+    assert!(csv.contains(",ndcg_utility,"), "{csv}");
+    for f in ["regret.svg", "regret.png", "accuracy.svg", "accuracy.png"] {
+        assert!(std::fs::metadata(out.join(f)).unwrap().len() > 1000, "{f}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn letor_mode_is_deterministic_across_threads_and_supports_subsets() {
+    let dir = temp("letor-det");
+    std::fs::create_dir_all(&dir).unwrap();
+    let data = dir.join("data.txt");
+    letor_gen("40:15:5", "4", &data);
+    let args = [
+        "--letor",
+        data.to_str().unwrap(),
+        "--click-model",
+        "informational",
+        "--method",
+        "probabilistic",
+        "--tau",
+        "2",
+        "--policy",
+        "rucb",
+        "--steps",
+        "3000",
+        "--runs",
+        "4",
+        "--seed",
+        "9",
+    ];
+    let (one, two, sub) = (dir.join("one"), dir.join("two"), dir.join("sub"));
+    let a = simulate(&[&args[..], &["--threads", "1"]].concat(), &one);
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    let b = simulate(&[&args[..], &["--threads", "2"]].concat(), &two);
+    assert!(b.status.success(), "{}", String::from_utf8_lossy(&b.stderr));
+    let s = summary(&one);
+    assert_eq!(without_timing(s.clone()), without_timing(summary(&two)));
+    assert_eq!(s["letor"]["interleaving"]["method"], "probabilistic");
+    assert_eq!(s["letor"]["interleaving"]["tau"], 2.0);
+    assert_eq!(s["letor"]["click_model"], "informational");
+
+    let c = simulate(&[&args[..], &["--subset", "3"]].concat(), &sub);
+    assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+    let s = summary(&sub);
+    assert_eq!(s["k"], 3);
+    assert_eq!(s["subset"], 3);
+    // The best feature differs between subsets: no single winner to name.
+    assert!(s["winners"].is_null(), "{s}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn letor_mode_refuses_bad_input_clearly_and_writes_nothing() {
+    let dir = temp("letor-bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    let data = dir.join("data.txt");
+    letor_gen("10:8:3", "1", &data);
+    let bad = dir.join("bad.txt");
+    std::fs::write(&bad, "1 qid:1 1:0.5 2:0.1\n0 qid:1 1:zero 2:0.3\n").unwrap();
+    let data = data.to_str().unwrap();
+    let run = ["--policy", "rucb", "--steps", "100", "--runs", "1"];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec![
+                "--matrix",
+                "arxiv6",
+                "--letor",
+                data,
+                "--click-model",
+                "perfect",
+                "--method",
+                "balanced",
+            ],
+            "cannot be used with",
+        ),
+        (vec![], "--matrix"),
+        (
+            vec![
+                "--letor",
+                data,
+                "--click-model",
+                "hasty",
+                "--method",
+                "balanced",
+            ],
+            "unknown click model 'hasty'",
+        ),
+        (
+            vec![
+                "--letor",
+                data,
+                "--click-model",
+                "perfect",
+                "--method",
+                "zipper",
+            ],
+            "unknown method 'zipper'",
+        ),
+        (
+            vec!["--letor", data, "--method", "balanced"],
+            "--click-model",
+        ),
+        (
+            vec!["--matrix", "arxiv6", "--click-model", "perfect"],
+            "--letor",
+        ),
+        (
+            vec![
+                "--letor",
+                bad.to_str().unwrap(),
+                "--click-model",
+                "perfect",
+                "--method",
+                "balanced",
+            ],
+            "line 2",
+        ),
+        (
+            vec![
+                "--letor",
+                data,
+                "--click-model",
+                "perfect",
+                "--method",
+                "optimized",
+                "--subset",
+                "4",
+            ],
+            "--subset 4",
+        ),
+    ];
+    for (i, (args, expected)) in cases.iter().enumerate() {
+        let out = dir.join(format!("out{i}"));
+        let r = simulate(&[&args[..], &run[..]].concat(), &out);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(!r.status.success(), "{args:?} succeeded");
+        assert!(err.contains(expected), "{args:?}: {err}");
+        assert!(!out.exists(), "{args:?} wrote {}", out.display());
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

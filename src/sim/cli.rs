@@ -3,7 +3,15 @@
 //! ```text
 //! joust simulate --matrix PATH_OR_SCENARIO --policy SPEC [--policy SPEC ...] --steps N --runs R
 //!     --seed S --threads T --out DIR [--subset K] [--delay D] [--batch B]
+//! joust simulate --letor FILE --click-model MODEL --method METHOD [--tau T] --policy SPEC ...
 //! ```
+//!
+//! With `--matrix`, a duel is a draw from the preference matrix. With `--letor`, interleaving and
+//! clicks are in the loop: every feature of the LETOR file is an arm (in ascending feature-id
+//! order before each run's shuffle), and a duel interleaves the two rankers' top-10 lists for a
+//! random query and credits a simulated user's clicks ([`super::click_environment`]). Regret is
+//! then NDCG@10 utility regret and accuracy counts champions that are the best feature by NDCG@10
+//! ([`super::letor_source`]).
 //!
 //! Writes `summary.json`, `curves.csv`, `regret.{svg,png}` and `accuracy.{svg,png}` into DIR.
 
@@ -12,11 +20,15 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use super::clicks::ClickModel;
 use super::feedback::Feedback;
-use super::simulation::Simulation;
+use super::letor_source::LetorPlan;
+use super::prefmatrix_cli::{parse_method, with_options};
+use super::simulation::{Simulation, Source};
 use super::source::{self, MatrixPlan};
 use super::summary::Summary;
 use crate::bandit::PolicySpec;
+use crate::interleave::{DEFAULT_TAU, Method};
 
 /// Options of `joust simulate`.
 #[derive(Debug, Clone, clap::Args)]
@@ -25,8 +37,34 @@ pub struct SimulateArgs {
     /// first column of ranker names; `#` comments) or a built-in scenario: arxiv6,
     /// utility:{1good,2good,3good,arith,geom}:{linear,natural,logit}, cycle, cycle2,
     /// random-condorcet:K:SEED, random-copeland:K:SEED.
-    #[arg(long, value_name = "PATH_OR_SCENARIO")]
-    pub matrix: String,
+    #[arg(
+        long,
+        value_name = "PATH_OR_SCENARIO",
+        required_unless_present = "letor",
+        conflicts_with = "letor"
+    )]
+    pub matrix: Option<String>,
+
+    /// Instead of --matrix: LETOR/MSLR data (`rel qid:Q 1:v1 2:v2 ...`). Every feature is an arm
+    /// (its ranker's top-10 list per query); a duel interleaves the two lists for a random query
+    /// and credits simulated clicks. Regret is NDCG@10 utility regret, accuracy the fraction of
+    /// runs whose champion is the best feature by NDCG@10. Needs --click-model and --method.
+    #[arg(long, value_name = "FILE", requires_all = ["click_model", "method"])]
+    pub letor: Option<PathBuf>,
+
+    /// With --letor, the simulated user: perfect, navigational, informational (5 grades; add :2
+    /// for 2 grades), random.
+    #[arg(long, value_name = "MODEL", requires = "letor")]
+    pub click_model: Option<ClickModel>,
+
+    /// With --letor, the interleaving method: team_draft, balanced, probabilistic, optimized,
+    /// team_draft_multileave.
+    #[arg(long, value_name = "METHOD", requires = "letor", value_parser = parse_method)]
+    pub method: Option<Method>,
+
+    /// With --letor and --method probabilistic, the softmax exponent [default: 3].
+    #[arg(long, requires = "letor")]
+    pub tau: Option<f64>,
 
     /// A policy spec `name[:key=value,...]`, e.g. `merge_dts:alpha=0.262144,batch_size=16`.
     /// Repeat to compare several policies.
@@ -54,7 +92,7 @@ pub struct SimulateArgs {
     pub out: PathBuf,
 
     /// Each run plays on a fresh random subset of K arms of the matrix that has a Condorcet
-    /// winner (as in the RUCB paper's experiments).
+    /// winner (as in the RUCB paper's experiments); with --letor, on K features drawn uniformly.
     #[arg(long, value_name = "K")]
     pub subset: Option<usize>,
 
@@ -82,17 +120,34 @@ pub fn simulation(args: &SimulateArgs) -> anyhow::Result<Simulation> {
                 .map_err(|e| anyhow::anyhow!("--policy `{text}`: {e}"))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let matrix = source::resolve(&args.matrix).map_err(anyhow::Error::msg)?;
-    let plan = MatrixPlan::new(matrix, args.subset).map_err(anyhow::Error::msg)?;
     if args.batch == 0 {
         anyhow::bail!("--batch must be at least 1");
     }
     if args.checkpoints_per_decade == 0 {
         anyhow::bail!("--checkpoints-per-decade must be at least 1");
     }
+    let source = match (&args.matrix, &args.letor) {
+        (Some(name), None) => {
+            let matrix = source::resolve(name).map_err(anyhow::Error::msg)?;
+            let plan = MatrixPlan::new(matrix, args.subset).map_err(anyhow::Error::msg)?;
+            Source::Matrix {
+                name: name.clone(),
+                plan,
+            }
+        }
+        (None, Some(path)) => {
+            let (Some(click_model), Some(method)) = (args.click_model, &args.method) else {
+                anyhow::bail!("--letor needs --click-model and --method");
+            };
+            let method = with_options(method, args.tau.unwrap_or(DEFAULT_TAU));
+            let plan = LetorPlan::load(path, method, click_model, args.subset)
+                .map_err(anyhow::Error::msg)?;
+            Source::Letor(plan)
+        }
+        _ => anyhow::bail!("give exactly one of --matrix and --letor"),
+    };
     let sim = Simulation {
-        matrix_name: args.matrix.clone(),
-        plan,
+        source,
         policies,
         steps: args.steps,
         runs: args.runs,
@@ -154,6 +209,19 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
         "{} arms, {} steps x {} runs, seed {}, {} threads, {:.1} s",
         summary.k, summary.steps, summary.runs, summary.seed, threads, summary.timing.wall_seconds
     );
+    if let Some(letor) = &summary.letor {
+        println!(
+            "{} queries, {} clicks, {} interleaving; NDCG@{} regret, best: {}",
+            letor.queries,
+            letor.click_model,
+            letor.interleaving.name(),
+            letor.list_len,
+            summary
+                .winners
+                .as_ref()
+                .map_or_else(|| "differs per run".to_string(), |w| w.join(", "))
+        );
+    }
     for p in &summary.policies {
         let last = p.checkpoints.last().expect("at least one checkpoint");
         println!(

@@ -1,5 +1,6 @@
 //! The environment: what answers a duel. Kept apart from the policy so that the simulation loop
-//! can later put real interleavings and simulated clicks where a preference-matrix draw is now.
+//! runs unchanged whether a preference-matrix draw answers ([`MatrixEnvironment`]) or a simulated
+//! user clicking on an interleaved result list ([`super::click_environment::ClickEnvironment`]).
 
 use rand::Rng;
 

@@ -2,7 +2,9 @@
 //! click models, LETOR data and preference-matrix estimation behind `joust prefmatrix`.
 //!
 //! - [`matrix`], [`matrix_file`], [`scenarios`], [`source`]: where the preference matrix comes from;
-//! - [`environment`]: what answers a duel (a preference-matrix draw today; clicks later);
+//! - [`environment`]: what answers a duel: a preference-matrix draw ([`environment`]) or a
+//!   simulated user clicking on an interleaving of two feature rankers' lists
+//!   ([`click_environment`], from LETOR data prepared by [`letor_source`]);
 //! - [`feedback`]: immediate, delayed or batched outcomes;
 //! - [`regret`], [`checkpoints`], [`runner`]: one run and what it records;
 //! - [`seeds`], [`simulation`]: many runs in parallel, reproducible whatever the thread count;
@@ -12,10 +14,12 @@
 
 pub mod checkpoints;
 pub mod cli;
+pub mod click_environment;
 pub mod clicks;
 pub mod environment;
 pub mod feedback;
 pub mod letor;
+pub mod letor_source;
 pub mod matrix;
 pub mod matrix_file;
 pub mod plot;

@@ -98,7 +98,10 @@ where
         (1e-3, 1.0)
     };
     let mut chart = ChartBuilder::on(&root)
-        .caption(format!("{}: cumulative regret", summary.matrix), (FONT, 24))
+        .caption(
+            format!("{}: cumulative regret", summary.source_label()),
+            (FONT, 24),
+        )
         .margin(20)
         .x_label_area_size(50)
         .y_label_area_size(80)
@@ -109,6 +112,7 @@ where
         .x_desc("steps")
         .y_desc(match summary.policies.first().map(|p| p.regret_kind) {
             Some(super::regret::RegretKind::Copeland) => "cumulative Copeland regret",
+            Some(super::regret::RegretKind::NdcgUtility) => "cumulative NDCG@10 regret",
             _ => "cumulative regret",
         })
         .label_style((FONT, 16))
@@ -173,7 +177,7 @@ where
     let steps = summary.steps.max(2) as f64;
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            format!("{}: accuracy of the champion", summary.matrix),
+            format!("{}: accuracy of the champion", summary.source_label()),
             (FONT, 24),
         )
         .margin(20)

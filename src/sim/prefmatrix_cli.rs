@@ -49,7 +49,8 @@ pub struct PrefmatrixArgs {
     pub out: PathBuf,
 }
 
-fn parse_method(s: &str) -> Result<Method, String> {
+/// `--method NAME`, with the method's default options (shared with `joust simulate --letor`).
+pub fn parse_method(s: &str) -> Result<Method, String> {
     Method::from_name(s).ok_or_else(|| {
         format!(
             "unknown method '{s}'; known: team_draft, balanced, probabilistic, optimized, \
@@ -58,11 +59,18 @@ fn parse_method(s: &str) -> Result<Method, String> {
     })
 }
 
-pub fn run(args: PrefmatrixArgs) -> anyhow::Result<()> {
-    let mut method = args.method.clone();
-    if let Method::Probabilistic { tau } = &mut method {
-        *tau = args.tau;
+/// The method with its command-line options applied: `--tau` sets Probabilistic's exponent and
+/// is ignored by the other methods.
+pub fn with_options(method: &Method, tau: f64) -> Method {
+    let mut method = method.clone();
+    if let Method::Probabilistic { tau: t } = &mut method {
+        *t = tau;
     }
+    method
+}
+
+pub fn run(args: PrefmatrixArgs) -> anyhow::Result<()> {
+    let method = with_options(&args.method, args.tau);
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(threads) = args.threads {
         pool = pool.num_threads(threads);

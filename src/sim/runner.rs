@@ -2,10 +2,11 @@
 //! and whether the champion is the true winner at each checkpoint.
 //!
 //! The loop is what `steps_per_second` measures, so it adds as little as possible to the
-//! policy's own cost: static dispatch (`AnyPolicy` is an enum), regret as two table lookups, an
-//! environment draw of one uniform and one compare, a checkpoint test of one integer compare,
-//! and no allocation per step. The champion report (O(K^2)) is computed at checkpoints only and
-//! is not counted in the timing.
+//! policy's own cost: static dispatch (`AnyPolicy` is an enum), regret as two table lookups, a
+//! checkpoint test of one integer compare, and no allocation per step of its own. The
+//! environment's cost is counted: a preference-matrix draw is one uniform and one compare; a
+//! click duel interleaves, simulates clicks and credits them (self-duels are free). The champion
+//! report (O(K^2)) is computed at checkpoints only and is not counted in the timing.
 
 use super::environment::{Environment, Outcome};
 use super::feedback::{Feedback, FeedbackQueue};

@@ -4,8 +4,10 @@ use rand::SeedableRng;
 use rayon::prelude::*;
 
 use super::checkpoints::log_spaced;
+use super::click_environment::ClickEnvironment;
 use super::environment::MatrixEnvironment;
 use super::feedback::Feedback;
+use super::letor_source::LetorPlan;
 use super::regret::Regret;
 use super::runner::{RunRecord, SimError, run_once};
 use super::seeds::run_seed;
@@ -13,12 +15,31 @@ use super::source::MatrixPlan;
 use super::summary::{PolicySummary, Summary, Timing};
 use crate::bandit::{AnyPolicy, BanditRng, PolicySpec};
 
+/// What answers the duels: a preference matrix, or clicks on interleaved LETOR rankings.
+#[derive(Debug, Clone)]
+pub enum Source {
+    Matrix {
+        /// How `--matrix` was given, for the report.
+        name: String,
+        plan: MatrixPlan,
+    },
+    Letor(LetorPlan),
+}
+
+impl Source {
+    /// Arms per run.
+    pub fn k(&self) -> usize {
+        match self {
+            Source::Matrix { plan, .. } => plan.k(),
+            Source::Letor(plan) => plan.k(),
+        }
+    }
+}
+
 /// Everything that determines a simulation's numbers (the thread count does not).
 #[derive(Debug, Clone)]
 pub struct Simulation {
-    /// How `--matrix` was given, for the report.
-    pub matrix_name: String,
-    pub plan: MatrixPlan,
+    pub source: Source,
     /// Each policy with the text it was given as (the report names policies by it).
     pub policies: Vec<(String, PolicySpec)>,
     pub steps: u64,
@@ -41,7 +62,7 @@ impl Simulation {
         }
         let mut rng = BanditRng::seed_from_u64(0);
         for (_, spec) in &self.policies {
-            AnyPolicy::build(spec, self.plan.k(), &mut rng)?;
+            AnyPolicy::build(spec, self.source.k(), &mut rng)?;
         }
         Ok(())
     }
@@ -50,22 +71,44 @@ impl Simulation {
         log_spaced(self.steps, self.checkpoints_per_decade)
     }
 
-    /// One run: run `run` of every policy starts from the same seed, so it sees the same matrix.
+    /// One run: run `run` of every policy starts from the same seed, so it sees the same matrix
+    /// (or the same arms of the LETOR data; the query and click draws then follow the policy's).
     pub fn run_one(&self, policy: usize, run: u64) -> Result<RunRecord, SimError> {
         let mut rng = BanditRng::seed_from_u64(run_seed(self.seed, run));
-        let matrix = self.plan.draw(&mut rng).map_err(SimError::Matrix)?;
-        let regret = Regret::of(&matrix);
-        let k = matrix.k();
-        let mut environment = MatrixEnvironment::new(matrix);
-        run_once(
-            &self.policies[policy].1,
-            k,
-            &mut environment,
-            &regret,
-            &self.checkpoints(),
-            self.feedback,
-            &mut rng,
-        )
+        let spec = &self.policies[policy].1;
+        let checkpoints = self.checkpoints();
+        match &self.source {
+            Source::Matrix { plan, .. } => {
+                let matrix = plan.draw(&mut rng).map_err(SimError::Matrix)?;
+                let regret = Regret::of(&matrix);
+                let k = matrix.k();
+                let mut environment = MatrixEnvironment::new(matrix);
+                run_once(
+                    spec,
+                    k,
+                    &mut environment,
+                    &regret,
+                    &checkpoints,
+                    self.feedback,
+                    &mut rng,
+                )
+            }
+            Source::Letor(plan) => {
+                let arms = plan.draw(&mut rng);
+                let regret = plan.regret(&arms);
+                let k = arms.len();
+                let mut environment = ClickEnvironment::new(&plan.data, arms);
+                run_once(
+                    spec,
+                    k,
+                    &mut environment,
+                    &regret,
+                    &checkpoints,
+                    self.feedback,
+                    &mut rng,
+                )
+            }
+        }
     }
 
     /// Runs every policy `runs` times over `threads` worker threads, calling `on_run_done` after
@@ -103,23 +146,36 @@ impl Simulation {
             .zip(records.chunks(self.runs as usize))
             .map(|((label, _), runs)| PolicySummary::aggregate(label, &checkpoints, runs))
             .collect();
-        let winners = match &self.plan {
-            MatrixPlan::Whole(m) => Some(
-                Regret::of(m)
-                    .winners()
-                    .iter()
-                    .map(|&w| m.names()[w].clone())
-                    .collect(),
+        let (matrix, letor, subset, winners) = match &self.source {
+            Source::Matrix { name, plan } => match plan {
+                MatrixPlan::Whole(m) => (
+                    Some(name.clone()),
+                    None,
+                    None,
+                    Some(
+                        Regret::of(m)
+                            .winners()
+                            .iter()
+                            .map(|&w| m.names()[w].clone())
+                            .collect(),
+                    ),
+                ),
+                MatrixPlan::CondorcetSubsets { k, .. } => {
+                    (Some(name.clone()), None, Some(*k), None)
+                }
+            },
+            Source::Letor(plan) => (
+                None,
+                Some(plan.summary()),
+                plan.subset,
+                plan.subset.is_none().then(|| plan.winners()),
             ),
-            MatrixPlan::CondorcetSubsets { .. } => None,
         };
         Ok(Summary {
-            matrix: self.matrix_name.clone(),
-            k: self.plan.k(),
-            subset: match &self.plan {
-                MatrixPlan::Whole(_) => None,
-                MatrixPlan::CondorcetSubsets { k, .. } => Some(*k),
-            },
+            matrix,
+            letor,
+            k: self.source.k(),
+            subset,
             winners,
             steps: self.steps,
             runs: self.runs,

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::regret::RegretKind;
 use super::runner::RunRecord;
+use crate::interleave::Method;
 
 /// One point of a policy's curves.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -18,7 +19,7 @@ pub struct Checkpoint {
     /// Standard error of that mean: sample standard deviation / sqrt(runs); 0 for one run.
     pub regret_stderr: f64,
     /// Fraction of runs whose champion is the true winner (the Condorcet winner, or any
-    /// Copeland winner when there is none).
+    /// Copeland winner when there is none; with `--letor`, a feature of highest NDCG@10).
     pub accuracy: f64,
 }
 
@@ -40,13 +41,41 @@ pub struct Timing {
     pub wall_seconds: f64,
 }
 
+/// Where the duels of a `--letor` simulation came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LetorSummary {
+    /// `--letor` as given.
+    pub file: String,
+    pub click_model: String,
+    /// The interleaving method with its options.
+    pub interleaving: Method,
+    /// Length of every ranker's list and of the shown list (NDCG is cut at it too).
+    pub list_len: usize,
+    /// Queries duels were drawn from (those with at least one document).
+    pub queries: usize,
+    /// Every feature ranker's mean NDCG@`list_len`, in ascending feature-id order: the utilities
+    /// behind the regret.
+    pub ndcg: Vec<RankerNdcg>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankerNdcg {
+    /// `f<feature id>`.
+    pub ranker: String,
+    pub ndcg: f64,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
-    /// `--matrix` as given.
-    pub matrix: String,
+    /// `--matrix` as given (absent with `--letor`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<String>,
+    /// With `--letor`: the data, click model and interleaving method (absent with `--matrix`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub letor: Option<LetorSummary>,
     /// Arms per run.
     pub k: usize,
-    /// `--subset K`: each run used a random K-arm subset with a Condorcet winner.
+    /// `--subset K`: each run used a random K-arm subset (with a Condorcet winner, for matrices).
     pub subset: Option<usize>,
     /// Names of the true winners of the whole matrix (none when runs use random subsets).
     pub winners: Option<Vec<String>>,
@@ -99,6 +128,15 @@ impl PolicySummary {
 }
 
 impl Summary {
+    /// What the simulation ran on, for captions: the matrix or the LETOR file.
+    pub fn source_label(&self) -> &str {
+        match (&self.matrix, &self.letor) {
+            (Some(m), _) => m,
+            (None, Some(l)) => &l.file,
+            (None, None) => "simulation",
+        }
+    }
+
     /// The summary with its timing fields zeroed: what must be identical between two runs of the
     /// same command line.
     pub fn without_timing(&self) -> Summary {
@@ -127,10 +165,7 @@ impl Summary {
             "policy,regret_kind,step,regret_mean,regret_stderr,accuracy"
         )?;
         for p in &self.policies {
-            let kind = match p.regret_kind {
-                RegretKind::Condorcet => "condorcet",
-                RegretKind::Copeland => "copeland",
-            };
+            let kind = p.regret_kind.name();
             let name = p.policy.replace('"', "\"\"");
             for c in &p.checkpoints {
                 writeln!(
