@@ -12,7 +12,7 @@ pub enum EngineError {
     /// The request conflicts with the experiment's current state (409).
     #[error("{message}")]
     Conflict { code: &'static str, message: String },
-    #[error("the duel token is not valid: it was not issued by this service or was altered")]
+    #[error("the token is not valid: it was not issued by this service or was altered")]
     InvalidToken,
     #[error("the duel's attribution window has passed; its outcome can no longer be recorded")]
     ExpiredToken,

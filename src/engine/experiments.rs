@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use crate::bandit::{BanditRng, BanditState, PolicySpec, TieRule};
 use crate::store::{self, experiments};
 
+use super::interleaving_config::{InterleavingConfig, InterleavingSpec};
 use super::snapshot::{PersistedPolicy, Snapshot, Status, tie_rule_str};
 use super::{Engine, EngineError};
 
@@ -31,6 +32,9 @@ pub struct CreateExperiment {
     pub seed: Option<u64>,
     #[serde(default)]
     pub tie_rule: Option<TieRule>,
+    /// How duels of this experiment are interleaved (Team-Draft by default).
+    #[serde(default)]
+    pub interleaving: Option<InterleavingSpec>,
 }
 
 fn check_name(what: &str, name: &str) -> Result<(), EngineError> {
@@ -79,6 +83,10 @@ impl Engine {
                 ),
             ));
         }
+        let interleaving = match &req.interleaving {
+            Some(spec) => InterleavingConfig::from_spec(spec)?,
+            None => InterleavingConfig::default(),
+        };
         let seed = req.seed.unwrap_or_else(|| rand::rng().random::<u64>() >> 1);
         let tie_rule = req.tie_rule.unwrap_or_default();
         let mut rng = BanditRng::seed_from_u64(seed);
@@ -91,6 +99,7 @@ impl Engine {
                 rankers: &req.rankers,
                 policy: serde_json::to_value(&req.policy).expect("spec serialises"),
                 tie_rule: tie_rule_str(tie_rule),
+                interleaving: interleaving.to_json(),
                 attribution_window_secs: window,
                 seed: seed as i64,
                 policy_state: PersistedPolicy::to_json(&state),

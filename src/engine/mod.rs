@@ -6,6 +6,8 @@ pub mod cache;
 pub mod duels;
 pub mod error;
 pub mod experiments;
+pub mod interleaving_config;
+pub mod interleavings;
 pub mod outcomes;
 pub mod snapshot;
 pub mod token;

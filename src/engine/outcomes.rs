@@ -4,8 +4,11 @@
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
+use super::token::DuelClaims;
 use super::writer::{PendingOutcome, WriteRequest, Written};
-use super::{Engine, EngineError, now_ms};
+use super::{Engine, EngineError, Snapshot, now_ms};
+use crate::bandit::Arm;
+use std::sync::Arc;
 
 /// One outcome as posted.
 #[derive(Debug, Clone, Deserialize)]
@@ -32,21 +35,32 @@ pub const TIE: &str = "tie";
 pub const MAX_BATCH: usize = 10_000;
 
 impl Engine {
+    /// The experiment of a verified duel, once the duel is known to be within its attribution
+    /// window and to name rankers of that experiment.
+    pub(super) async fn duel_snapshot(
+        &self,
+        claims: &DuelClaims,
+    ) -> Result<Arc<Snapshot>, EngineError> {
+        if now_ms() > claims.expires_at_ms {
+            metrics::counter!("joust_outcomes_rejected_total", "reason" => "expired").increment(1);
+            return Err(EngineError::ExpiredToken);
+        }
+        let snap = self.snapshot(claims.experiment_id).await?;
+        if claims.first as usize >= snap.names.len() || claims.second as usize >= snap.names.len()
+        {
+            return Err(EngineError::InvalidToken);
+        }
+        Ok(snap)
+    }
+
     /// Checks one outcome and turns it into a pending write.
     async fn prepare(&self, input: &OutcomeInput) -> Result<(PendingOutcome, String), EngineError> {
         let claims = self
             .signer
             .verify(&input.duel_token)
             .ok_or(EngineError::InvalidToken)?;
-        if now_ms() > claims.expires_at_ms {
-            metrics::counter!("joust_outcomes_rejected_total", "reason" => "expired").increment(1);
-            return Err(EngineError::ExpiredToken);
-        }
-        let snap = self.snapshot(claims.experiment_id).await?;
+        let snap = self.duel_snapshot(&claims).await?;
         let (first, second) = (claims.first as usize, claims.second as usize);
-        if first >= snap.names.len() || second >= snap.names.len() {
-            return Err(EngineError::InvalidToken);
-        }
         let winner = if input.winner == TIE {
             None
         } else {
@@ -60,26 +74,12 @@ impl Engine {
                     ),
                 ));
             }
-            // A ranker compared with itself cannot beat itself: record a tie.
-            (first != second).then_some(arm)
+            Some(arm)
         };
-        let issued_at =
-            chrono::DateTime::from_timestamp_millis(claims.issued_at_ms).unwrap_or_default();
-        let winner_name = winner.map_or_else(|| TIE.to_string(), |w| snap.names[w].clone());
-        Ok((
-            PendingOutcome {
-                duel_id: claims.duel_id(),
-                experiment_id: claims.experiment_id,
-                first,
-                second,
-                winner,
-                issued_at,
-            },
-            winner_name,
-        ))
+        Ok(pending(&claims, &snap, winner))
     }
 
-    async fn write(&self, items: Vec<PendingOutcome>) -> Result<Vec<Written>, EngineError> {
+    pub(super) async fn write(&self, items: Vec<PendingOutcome>) -> Result<Vec<Written>, EngineError> {
         let (reply, answer) = oneshot::channel();
         self.writer
             .send(WriteRequest { items, reply })
@@ -90,7 +90,7 @@ impl Engine {
             .map_err(|_| EngineError::Internal("outcome writer stopped".into()))?
     }
 
-    fn finish(
+    pub(super) fn finish(
         &self,
         pending: &PendingOutcome,
         winner: String,
@@ -178,7 +178,31 @@ impl Engine {
     }
 }
 
-fn count_rejection(e: &EngineError) {
+/// The write of a duel's outcome (`winner` `None` for a tie), and the winner's name.
+pub(super) fn pending(
+    claims: &DuelClaims,
+    snap: &Snapshot,
+    winner: Option<Arm>,
+) -> (PendingOutcome, String) {
+    // A ranker compared with itself cannot beat itself: record a tie.
+    let winner = winner.filter(|_| claims.first != claims.second);
+    let issued_at =
+        chrono::DateTime::from_timestamp_millis(claims.issued_at_ms).unwrap_or_default();
+    let winner_name = winner.map_or_else(|| TIE.to_string(), |w| snap.names[w].clone());
+    (
+        PendingOutcome {
+            duel_id: claims.duel_id(),
+            experiment_id: claims.experiment_id,
+            first: claims.first as usize,
+            second: claims.second as usize,
+            winner,
+            issued_at,
+        },
+        winner_name,
+    )
+}
+
+pub(super) fn count_rejection(e: &EngineError) {
     let reason = match e {
         EngineError::InvalidToken => "invalid_token",
         EngineError::UnknownRanker(_) | EngineError::Invalid { .. } => "invalid_winner",

@@ -9,6 +9,7 @@ use crate::bandit::{AnyPolicy, Arm, BanditState, PolicySpec, TieRule, WinMatrix}
 use crate::store::state::StoredExperiment;
 
 use super::EngineError;
+use super::interleaving_config::InterleavingConfig;
 
 /// The lifecycle of an experiment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,6 +76,7 @@ pub struct Snapshot {
     pub name: String,
     pub status: Status,
     pub policy: PolicySpec,
+    pub interleaving: InterleavingConfig,
     pub attribution_window_secs: i64,
     pub seed: i64,
     pub created_at: chrono::DateTime<chrono::Utc>,
@@ -98,6 +100,8 @@ impl Snapshot {
             Status::parse(&e.status).ok_or_else(|| bad(format!("unknown status {}", e.status)))?;
         let policy: PolicySpec = serde_json::from_value(e.policy.clone())
             .map_err(|err| bad(format!("policy spec: {err}")))?;
+        let interleaving = InterleavingConfig::from_json(&e.interleaving)
+            .map_err(|err| bad(format!("interleaving: {err}")))?;
         let ties = match e.tie_rule.as_str() {
             "half_win" => TieRule::HalfWin,
             _ => TieRule::Ignore,
@@ -133,6 +137,7 @@ impl Snapshot {
             name: e.name.clone(),
             status,
             policy,
+            interleaving,
             attribution_window_secs: e.attribution_window_secs,
             seed: e.seed,
             created_at: e.created_at,

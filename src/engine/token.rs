@@ -9,9 +9,14 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
+use crate::interleave::Interleaving;
+
 type HmacSha256 = Hmac<Sha256>;
 
 const FORMAT: u8 = 1;
+/// First byte of an interleaving token: different from a duel token's, so neither kind of token
+/// is ever accepted as the other.
+const INTERLEAVING_FORMAT: u8 = 2;
 /// Bytes of the MAC kept in the token: 128 bits is ample against forgery.
 const MAC_LEN: usize = 16;
 const NONCE_LEN: usize = 16;
@@ -130,6 +135,41 @@ impl TokenSigner {
     }
 }
 
+/// What an interleaving token says: its duel, and the interleaving shown for it (the shown
+/// documents and what crediting clicks on them needs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct InterleavingClaims {
+    pub duel: DuelClaims,
+    pub interleaving: Interleaving<String>,
+}
+
+impl TokenSigner {
+    /// An interleaving token: the duel's claims, then the interleaving as compact JSON, signed
+    /// together. Everything the click credit needs travels with the token, so the interleave call
+    /// writes nothing to the database.
+    pub fn sign_interleaving(&self, claims: &InterleavingClaims) -> String {
+        let mut bytes = vec![INTERLEAVING_FORMAT];
+        bytes.extend_from_slice(&claims.duel.encode());
+        serde_json::to_writer(&mut bytes, &claims.interleaving).expect("interleavings serialise");
+        let tag = self.mac(&bytes).finalize().into_bytes();
+        bytes.extend_from_slice(&tag[..MAC_LEN]);
+        URL_SAFE_NO_PAD.encode(bytes)
+    }
+
+    /// The claims of an interleaving token this service signed, or `None` for anything else.
+    pub fn verify_interleaving(&self, token: &str) -> Option<InterleavingClaims> {
+        let bytes = URL_SAFE_NO_PAD.decode(token.trim()).ok()?;
+        if bytes.len() < 1 + PAYLOAD_LEN + MAC_LEN || bytes[0] != INTERLEAVING_FORMAT {
+            return None;
+        }
+        let (signed, tag) = bytes.split_at(bytes.len() - MAC_LEN);
+        self.mac(signed).verify_truncated_left(tag).ok()?;
+        let duel = DuelClaims::decode(&signed[1..1 + PAYLOAD_LEN])?;
+        let interleaving = serde_json::from_slice(&signed[1 + PAYLOAD_LEN..]).ok()?;
+        Some(InterleavingClaims { duel, interleaving })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,5 +227,51 @@ mod tests {
         assert_eq!(TokenSigner::new(b"other").verify(&token), None);
         assert_eq!(s.verify("not a token"), None);
         assert_eq!(s.verify(""), None);
+    }
+
+    fn interleaving_claims() -> InterleavingClaims {
+        use crate::interleave::{Method, interleave};
+        use rand::SeedableRng;
+        let a: Vec<String> = ["d1", "d2", "d3"].iter().map(|s| s.to_string()).collect();
+        let b: Vec<String> = ["d2", "d4"].iter().map(|s| s.to_string()).collect();
+        let mut rng = crate::bandit::BanditRng::seed_from_u64(1);
+        let method = Method::from_name("team_draft").unwrap();
+        InterleavingClaims {
+            duel: claims(),
+            interleaving: interleave(&method, &[&a, &b], 10, &mut rng).unwrap(),
+        }
+    }
+
+    #[test]
+    fn interleaving_tokens_round_trip() {
+        let s = TokenSigner::new(b"secret");
+        let token = s.sign_interleaving(&interleaving_claims());
+        assert_eq!(s.verify_interleaving(&token), Some(interleaving_claims()));
+    }
+
+    #[test]
+    fn duel_and_interleaving_tokens_are_not_interchangeable() {
+        let s = TokenSigner::new(b"secret");
+        let duel = s.sign(&claims());
+        let interleaving = s.sign_interleaving(&interleaving_claims());
+        assert_eq!(s.verify_interleaving(&duel), None);
+        assert_eq!(s.verify(&interleaving), None);
+    }
+
+    #[test]
+    fn altered_interleaving_tokens_fail() {
+        let s = TokenSigner::new(b"secret");
+        let token = s.sign_interleaving(&interleaving_claims());
+        let mut bytes = URL_SAFE_NO_PAD.decode(&token).unwrap();
+        for i in 0..bytes.len() {
+            bytes[i] ^= 1;
+            assert_eq!(
+                s.verify_interleaving(&URL_SAFE_NO_PAD.encode(&bytes)),
+                None,
+                "flip at byte {i}"
+            );
+            bytes[i] ^= 1;
+        }
+        assert_eq!(TokenSigner::new(b"other").verify_interleaving(&token), None);
     }
 }

@@ -2,10 +2,12 @@
 //! check the API key's scope, call one engine function and render JSON.
 
 pub mod auth;
+pub mod clicks;
 pub mod duels;
 pub mod error;
 pub mod experiments;
 pub mod health;
+pub mod interleavings;
 pub mod json;
 pub mod metrics;
 pub mod outcomes;
@@ -53,6 +55,8 @@ pub fn router(state: Arc<AppState>) -> Router {
             delete(experiments::retire_ranker),
         )
         .route("/experiments/{id}/duels", post(duels::create))
+        .route("/interleavings", post(interleavings::create))
+        .route("/clicks", post(clicks::create))
         .route("/outcomes", post(outcomes::create))
         .route("/outcomes/batch", post(outcomes::batch));
     let request_id = axum::http::HeaderName::from_static("x-request-id");

@@ -102,6 +102,7 @@ pub fn detail(s: &Snapshot, duels_issued: i64) -> Value {
         "status": s.status.as_str(),
         "policy": s.policy,
         "tie_rule": tie_rule_str(s.state.ties),
+        "interleaving": s.interleaving.to_spec(),
         "attribution_window_secs": s.attribution_window_secs,
         "seed": s.seed,
         "created_at": s.created_at,

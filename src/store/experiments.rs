@@ -14,6 +14,7 @@ pub struct ExperimentRow {
     pub status: String,
     pub policy: Value,
     pub tie_rule: String,
+    pub interleaving: Value,
     pub attribution_window_secs: i64,
     pub seed: i64,
     pub created_at: chrono::DateTime<chrono::Utc>,
@@ -33,6 +34,7 @@ pub struct NewExperiment<'a> {
     pub rankers: &'a [String],
     pub policy: Value,
     pub tie_rule: &'a str,
+    pub interleaving: Value,
     pub attribution_window_secs: i64,
     pub seed: i64,
     pub policy_state: Value,
@@ -41,12 +43,14 @@ pub struct NewExperiment<'a> {
 pub async fn insert(pool: &PgPool, new: NewExperiment<'_>) -> Result<i64, StoreError> {
     let mut tx = pool.begin().await?;
     let id: i64 = sqlx::query_scalar(
-        "INSERT INTO experiments (name, status, policy, tie_rule, attribution_window_secs, seed)
-         VALUES ($1, 'running', $2, $3, $4, $5) RETURNING id",
+        "INSERT INTO experiments
+             (name, status, policy, tie_rule, interleaving, attribution_window_secs, seed)
+         VALUES ($1, 'running', $2, $3, $4, $5, $6) RETURNING id",
     )
     .bind(new.name)
     .bind(&new.policy)
     .bind(new.tie_rule)
+    .bind(&new.interleaving)
     .bind(new.attribution_window_secs)
     .bind(new.seed)
     .fetch_one(&mut *tx)
@@ -79,6 +83,7 @@ fn experiment_from_row(row: &sqlx::postgres::PgRow) -> Result<ExperimentRow, sql
         status: row.try_get("status")?,
         policy: row.try_get("policy")?,
         tie_rule: row.try_get("tie_rule")?,
+        interleaving: row.try_get("interleaving")?,
         attribution_window_secs: row.try_get("attribution_window_secs")?,
         seed: row.try_get("seed")?,
         created_at: row.try_get("created_at")?,
@@ -86,7 +91,7 @@ fn experiment_from_row(row: &sqlx::postgres::PgRow) -> Result<ExperimentRow, sql
 }
 
 const EXPERIMENT_COLUMNS: &str =
-    "id, name, status, policy, tie_rule, attribution_window_secs, seed, created_at";
+    "id, name, status, policy, tie_rule, interleaving, attribution_window_secs, seed, created_at";
 
 /// A live (not deleted) experiment.
 pub async fn get<'e, E: sqlx::PgExecutor<'e>>(

@@ -1,0 +1,190 @@
+//! How an experiment interleaves: its method, the method's options and the length of the shown
+//! list. Chosen when the experiment is created and fixed afterwards (a change would make the
+//! credit of tokens already handed out ambiguous).
+//!
+//! API and stored form (the same JSON):
+//! `{"method": "team_draft", "options": {"shared_prefix": "credit", "exhausted": "continue"},
+//! "max_length": 10}`. `options` and `max_length` may be left out; the defaults are the method's
+//! own and 10 documents, the length of a result page in the literature.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::interleave::{MAX_OPTIMIZED_LEN, Method};
+
+use super::EngineError;
+
+/// Documents shown when the experiment does not say.
+pub const DEFAULT_MAX_LENGTH: usize = 10;
+/// Longest shown list an experiment may ask for.
+pub const MAX_LENGTH: usize = 100;
+
+/// The interleaving settings as posted (and stored).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InterleavingSpec {
+    pub method: String,
+    #[serde(default)]
+    pub options: Map<String, Value>,
+    #[serde(default)]
+    pub max_length: Option<usize>,
+}
+
+/// Validated settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InterleavingConfig {
+    pub method: Method,
+    pub max_length: usize,
+}
+
+impl Default for InterleavingConfig {
+    fn default() -> Self {
+        InterleavingConfig {
+            method: Method::from_name("team_draft").expect("team_draft exists"),
+            max_length: DEFAULT_MAX_LENGTH,
+        }
+    }
+}
+
+/// Options each method takes (the fields of its variant in [`Method`]).
+fn known_options(method: &str) -> Option<&'static [&'static str]> {
+    Some(match method {
+        "team_draft" => &["shared_prefix", "exhausted"],
+        "probabilistic" => &["tau"],
+        "balanced" | "optimized" => &[],
+        _ => return None,
+    })
+}
+
+fn invalid(message: String) -> EngineError {
+    EngineError::invalid("invalid_interleaving", message)
+}
+
+impl InterleavingConfig {
+    /// Checks a posted spec. Duels compare two rankers, so multileaving (for more than two) is
+    /// refused here; it is available in the library and the simulator.
+    pub fn from_spec(spec: &InterleavingSpec) -> Result<Self, EngineError> {
+        let name = spec.method.as_str();
+        if name == "team_draft_multileave" {
+            return Err(invalid(
+                "team_draft_multileave compares more than two rankers; a duel has two: use \
+                 team_draft, balanced, probabilistic or optimized"
+                    .into(),
+            ));
+        }
+        let known = known_options(name).ok_or_else(|| {
+            invalid(format!(
+                "unknown interleaving method `{name}`; expected team_draft, balanced, \
+                 probabilistic or optimized"
+            ))
+        })?;
+        if let Some(key) = spec.options.keys().find(|k| !known.contains(&k.as_str())) {
+            return Err(invalid(format!(
+                "{name} has no option `{key}`; its options: {}",
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            )));
+        }
+        let mut tagged = spec.options.clone();
+        tagged.insert("method".into(), Value::String(name.into()));
+        let method: Method = serde_json::from_value(Value::Object(tagged))
+            .map_err(|e| invalid(format!("bad {name} options: {e}")))?;
+        if let Method::Probabilistic { tau } = method {
+            if !tau.is_finite() || !(0.0..=100.0).contains(&tau) {
+                return Err(invalid(format!("tau must be in [0, 100], got {tau}")));
+            }
+        }
+        let max_length = spec.max_length.unwrap_or(DEFAULT_MAX_LENGTH);
+        let limit = match method {
+            Method::Optimized => MAX_OPTIMIZED_LEN,
+            _ => MAX_LENGTH,
+        };
+        if !(1..=limit).contains(&max_length) {
+            return Err(invalid(format!(
+                "max_length for {name} must be in 1..={limit}, got {max_length}"
+            )));
+        }
+        Ok(InterleavingConfig { method, max_length })
+    }
+
+    /// The canonical spec: every option spelled out, as stored and shown.
+    pub fn to_spec(&self) -> InterleavingSpec {
+        let Value::Object(mut options) =
+            serde_json::to_value(&self.method).expect("methods serialise")
+        else {
+            unreachable!("a tagged enum serialises to an object")
+        };
+        options.remove("method");
+        InterleavingSpec {
+            method: self.method.name().to_string(),
+            options,
+            max_length: Some(self.max_length),
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self.to_spec()).expect("specs serialise")
+    }
+
+    /// Reads the stored form back.
+    pub fn from_json(value: &Value) -> Result<Self, EngineError> {
+        let spec: InterleavingSpec = serde_json::from_value(value.clone())
+            .map_err(|e| EngineError::Internal(format!("stored interleaving settings: {e}")))?;
+        Self::from_spec(&spec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(v: Value) -> Result<InterleavingConfig, EngineError> {
+        InterleavingConfig::from_spec(&serde_json::from_value(v).unwrap())
+    }
+
+    #[test]
+    fn defaults_and_round_trip() {
+        for v in [
+            json!({"method": "team_draft"}),
+            json!({"method": "team_draft", "options": {"shared_prefix": "no_credit"}}),
+            json!({"method": "balanced", "max_length": 20}),
+            json!({"method": "probabilistic", "options": {"tau": 2.5}}),
+            json!({"method": "optimized", "max_length": 12}),
+        ] {
+            let config = parse(v.clone()).unwrap_or_else(|e| panic!("{v}: {e}"));
+            assert_eq!(InterleavingConfig::from_json(&config.to_json()).unwrap(), config);
+        }
+        let config = parse(json!({"method": "probabilistic"})).unwrap();
+        assert_eq!(config.max_length, DEFAULT_MAX_LENGTH);
+        assert_eq!(config.to_json()["options"]["tau"], json!(3.0));
+    }
+
+    #[test]
+    fn bad_settings_are_refused_with_their_reason() {
+        for (v, needle) in [
+            (json!({"method": "coin_flip"}), "unknown interleaving method"),
+            (json!({"method": "team_draft_multileave"}), "more than two"),
+            (
+                json!({"method": "balanced", "options": {"tau": 1}}),
+                "no option `tau`",
+            ),
+            (
+                json!({"method": "team_draft", "options": {"shared_prefix": "maybe"}}),
+                "bad team_draft options",
+            ),
+            (
+                json!({"method": "probabilistic", "options": {"tau": -1}}),
+                "tau",
+            ),
+            (json!({"method": "optimized", "max_length": 13}), "1..=12"),
+            (json!({"method": "team_draft", "max_length": 0}), "1..=100"),
+        ] {
+            let err = parse(v.clone()).expect_err(&v.to_string()).to_string();
+            assert!(err.contains(needle), "{v}: {err}");
+        }
+    }
+}

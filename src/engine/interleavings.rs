@@ -1,0 +1,281 @@
+//! Interleaving a duel's two result lists, and turning the clicks on the shown list into the
+//! duel's outcome.
+//!
+//! Neither step reads or writes the database on its own: the interleave call is answered from the
+//! cached experiment and returns a signed interleaving token carrying the duel and the shown
+//! interleaving (documents and what crediting them needs); the clicks call verifies that token,
+//! credits the clicks with the experiment's method and hands the outcome to the same durable,
+//! exactly-once pipeline as `POST /v1/outcomes`.
+
+use rand::SeedableRng;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+
+use super::outcomes::{OutcomeRecord, count_rejection, pending};
+use super::token::{DuelClaims, InterleavingClaims};
+use super::{Engine, EngineError};
+use crate::bandit::BanditRng;
+use crate::interleave::{Interleaving, Outcome, Team, interleave};
+
+/// Longest result list accepted per ranker.
+pub const MAX_LIST_LEN: usize = 1000;
+/// Longest document id accepted, in bytes.
+pub const MAX_DOC_ID_LEN: usize = 512;
+/// Most clicks accepted for one shown list.
+pub const MAX_CLICKS: usize = 1000;
+
+/// `POST /v1/interleavings`: a duel and each of its rankers' result lists, best first.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InterleaveInput {
+    pub duel_token: String,
+    /// Ranker name -> document ids; exactly the duel's rankers.
+    pub lists: HashMap<String, Vec<String>>,
+}
+
+/// One shown document and, for methods with teams, the ranker it was drafted for.
+#[derive(Debug, Clone, Serialize)]
+pub struct ShownDocument {
+    pub id: String,
+    pub ranker: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct IssuedInterleaving {
+    pub token: String,
+    pub duel_id: String,
+    pub experiment_id: i64,
+    pub method: &'static str,
+    pub documents: Vec<ShownDocument>,
+    pub expires_at_ms: i64,
+}
+
+/// `POST /v1/clicks`: the clicked documents, by id or by 0-based position in the shown list
+/// (exactly one of the two; an empty list means the user clicked nothing).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClicksInput {
+    pub interleaving_token: String,
+    #[serde(default)]
+    pub clicks: Option<Vec<String>>,
+    #[serde(default)]
+    pub click_positions: Option<Vec<usize>>,
+}
+
+/// The recorded outcome of the clicks, with each ranker's credit under the method.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClickRecord {
+    #[serde(flatten)]
+    pub outcome: OutcomeRecord,
+    pub method: &'static str,
+    pub credit: BTreeMap<String, f64>,
+}
+
+/// A generator seeded by the duel: interleaving the same duel's lists again (a retried request)
+/// shows the same list.
+fn duel_rng(claims: &DuelClaims) -> BanditRng {
+    let (hi, lo) = claims.nonce.split_at(8);
+    let hi = u64::from_le_bytes(hi.try_into().expect("8 bytes"));
+    let lo = u64::from_le_bytes(lo.try_into().expect("8 bytes"));
+    BanditRng::seed_from_u64(hi ^ lo.rotate_left(17))
+}
+
+fn check_list(ranker: &str, list: &[String]) -> Result<(), EngineError> {
+    if list.len() > MAX_LIST_LEN {
+        return Err(EngineError::invalid(
+            "invalid_list",
+            format!(
+                "the list of `{ranker}` has {} documents; at most {MAX_LIST_LEN} are accepted",
+                list.len()
+            ),
+        ));
+    }
+    if let Some(bad) = list
+        .iter()
+        .find(|d| d.is_empty() || d.len() > MAX_DOC_ID_LEN)
+    {
+        return Err(EngineError::invalid(
+            "invalid_list",
+            format!(
+                "document ids must be 1 to {MAX_DOC_ID_LEN} bytes; `{ranker}` lists one of {} bytes",
+                bad.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+impl Engine {
+    /// Interleaves the duel's two lists with the experiment's method.
+    pub async fn interleave_duel(
+        &self,
+        input: InterleaveInput,
+    ) -> Result<IssuedInterleaving, EngineError> {
+        let duel = self
+            .signer
+            .verify(&input.duel_token)
+            .ok_or(EngineError::InvalidToken)?;
+        let snap = self.duel_snapshot(&duel).await?;
+        let names = [
+            snap.names[duel.first as usize].as_str(),
+            snap.names[duel.second as usize].as_str(),
+        ];
+        let expected = if names[0] == names[1] { 1 } else { 2 };
+        if input.lists.len() != expected || names.iter().any(|n| !input.lists.contains_key(*n)) {
+            let mut got: Vec<&str> = input.lists.keys().map(String::as_str).collect();
+            got.sort_unstable();
+            return Err(EngineError::invalid(
+                "lists_mismatch",
+                format!(
+                    "`lists` must hold exactly this duel's rankers ({} and {}), got [{}]",
+                    names[0],
+                    names[1],
+                    got.join(", ")
+                ),
+            ));
+        }
+        for (ranker, list) in &input.lists {
+            check_list(ranker, list)?;
+        }
+        let lists = [&input.lists[names[0]][..], &input.lists[names[1]][..]];
+        let config = &snap.interleaving;
+        let interleaving = interleave(
+            &config.method,
+            &lists,
+            config.max_length,
+            &mut duel_rng(&duel),
+        )
+        .map_err(|e| EngineError::invalid("invalid_list", e.to_string()))?;
+        let documents = shown_documents(&interleaving, names);
+        let claims = InterleavingClaims { duel, interleaving };
+        metrics::counter!("joust_interleavings_total").increment(1);
+        Ok(IssuedInterleaving {
+            token: self.signer.sign_interleaving(&claims),
+            duel_id: claims.duel.duel_id(),
+            experiment_id: claims.duel.experiment_id,
+            method: config.method.name(),
+            documents,
+            expires_at_ms: claims.duel.expires_at_ms,
+        })
+    }
+
+    /// Credits the clicks on an interleaving and records the duel's outcome; answers once it is
+    /// durable. Exactly once per duel, like any outcome: a retry with the same result is a
+    /// duplicate, a different result for the same duel is a conflict.
+    pub async fn record_clicks(&self, input: ClicksInput) -> Result<ClickRecord, EngineError> {
+        let result = self.credit_clicks(&input).await;
+        let (claims, positions, snap) = result.inspect_err(count_rejection)?;
+        let InterleavingClaims { duel, interleaving } = &claims;
+        let (first, second) = (duel.first as usize, duel.second as usize);
+        let winner = match interleaving.credit(&positions) {
+            Outcome::A => Some(first),
+            Outcome::B => Some(second),
+            Outcome::Tie => None,
+        };
+        let credit_values = interleaving.ranker_credit(&positions);
+        let mut credit = BTreeMap::new();
+        for (arm, value) in [first, second].into_iter().zip(credit_values) {
+            *credit.entry(snap.names[arm].clone()).or_insert(0.0) += value;
+        }
+        let (pending, winner_name) = pending(duel, &snap, winner);
+        let written = self.write(vec![pending.clone()]).await?;
+        let outcome = self.finish(
+            &pending,
+            winner_name,
+            written.into_iter().next().expect("one result per outcome"),
+        )?;
+        metrics::counter!("joust_clicks_credited_total").increment(1);
+        Ok(ClickRecord {
+            outcome,
+            method: method_name(interleaving),
+            credit,
+        })
+    }
+
+    /// Verifies the token and resolves the clicks to positions of the shown list.
+    async fn credit_clicks(
+        &self,
+        input: &ClicksInput,
+    ) -> Result<(InterleavingClaims, Vec<usize>, std::sync::Arc<super::Snapshot>), EngineError>
+    {
+        let claims = self
+            .signer
+            .verify_interleaving(&input.interleaving_token)
+            .ok_or(EngineError::InvalidToken)?;
+        let snap = self.duel_snapshot(&claims.duel).await?;
+        let shown = claims.interleaving.shown();
+        let positions = match (&input.clicks, &input.click_positions) {
+            (Some(docs), None) => {
+                check_click_count(docs.len())?;
+                docs.iter()
+                    .map(|d| {
+                        shown.iter().position(|s| s == d).ok_or_else(|| {
+                            EngineError::invalid(
+                                "click_not_shown",
+                                format!("document `{d}` was not shown in this interleaving"),
+                            )
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?
+            }
+            (None, Some(positions)) => {
+                check_click_count(positions.len())?;
+                claims
+                    .interleaving
+                    .check_clicks(positions)
+                    .map_err(|e| EngineError::invalid("click_not_shown", e))?;
+                positions.clone()
+            }
+            _ => {
+                return Err(EngineError::invalid(
+                    "invalid_clicks",
+                    "give exactly one of `clicks` (document ids) and `click_positions` \
+                     (0-based positions in the shown list); an empty list means no clicks",
+                ));
+            }
+        };
+        Ok((claims, positions, snap))
+    }
+}
+
+fn check_click_count(n: usize) -> Result<(), EngineError> {
+    if n > MAX_CLICKS {
+        return Err(EngineError::invalid(
+            "invalid_clicks",
+            format!("at most {MAX_CLICKS} clicks are accepted, got {n}"),
+        ));
+    }
+    Ok(())
+}
+
+fn method_name(interleaving: &Interleaving<String>) -> &'static str {
+    match interleaving {
+        Interleaving::TeamDraft(_) => "team_draft",
+        Interleaving::Balanced(_) => "balanced",
+        Interleaving::Probabilistic(_) => "probabilistic",
+        Interleaving::Optimized(_) => "optimized",
+        Interleaving::TeamDraftMultileave(_) => "team_draft_multileave",
+    }
+}
+
+/// The shown list with the team of each document where the method drafts teams (Team-Draft);
+/// the other methods credit clicks by rank, so no position belongs to one ranker.
+fn shown_documents(interleaving: &Interleaving<String>, names: [&str; 2]) -> Vec<ShownDocument> {
+    let team = |i: usize| match interleaving {
+        Interleaving::TeamDraft(t) => match t.teams[i] {
+            Team::A => Some(names[0].to_string()),
+            Team::B => Some(names[1].to_string()),
+            Team::Nobody => None,
+        },
+        _ => None,
+    };
+    interleaving
+        .shown()
+        .iter()
+        .enumerate()
+        .map(|(i, d)| ShownDocument {
+            id: d.clone(),
+            ranker: team(i),
+        })
+        .collect()
+}
