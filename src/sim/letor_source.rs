@@ -124,9 +124,12 @@ mod tests {
 
     fn plan(subset: Option<usize>) -> LetorPlan {
         let spec: SyntheticSpec = "20:15:5".parse().unwrap();
+        // Tests run in parallel threads of one process: each call writes its own file.
+        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("joust-letor-plan-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(format!("data-{subset:?}.txt"));
+        let path = dir.join(format!("data-{call}.txt"));
         std::fs::write(&path, synthetic::generate(&spec, 3).to_letor_text()).unwrap();
         let p = LetorPlan::load(
             &path,
