@@ -294,6 +294,57 @@ async fn every_operation_matches_the_spec() {
         Some(json!({"outcomes": []})),
     )
     .await;
+    // Interleaving and clicks, on a third duel.
+    let (_, d3) = c
+        .call(
+            Method::POST,
+            "/v1/experiments/{id}/duels",
+            &p("/duels"),
+            None,
+        )
+        .await;
+    let names: Vec<String> = d3["rankers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap().to_string())
+        .collect();
+    let mut lists = serde_json::Map::new();
+    lists.insert(names[0].clone(), json!(["d1", "d2", "d3"]));
+    lists.insert(names[1].clone(), json!(["d2", "d4", "d1"]));
+    let (_, il) = c
+        .call(
+            Method::POST,
+            "/v1/interleavings",
+            "/v1/interleavings",
+            Some(json!({"duel_token": d3["duel_token"], "lists": lists})),
+        )
+        .await;
+    c.call(
+        Method::POST,
+        "/v1/interleavings",
+        "/v1/interleavings",
+        Some(json!({"duel_token": d3["duel_token"], "lists": {"nobody": []}})),
+    )
+    .await;
+    let clicked = il["documents"][0]["id"].clone();
+    let clicks = json!({"interleaving_token": il["interleaving_token"], "clicks": [clicked]});
+    c.call(
+        Method::POST,
+        "/v1/clicks",
+        "/v1/clicks",
+        Some(clicks.clone()),
+    )
+    .await;
+    c.call(Method::POST, "/v1/clicks", "/v1/clicks", Some(clicks))
+        .await;
+    c.call(
+        Method::POST,
+        "/v1/clicks",
+        "/v1/clicks",
+        Some(json!({"interleaving_token": il["interleaving_token"], "clicks": ["unshown"]})),
+    )
+    .await;
     c.call(
         Method::GET,
         "/v1/experiments/{id}/matrix",

@@ -156,7 +156,10 @@ mod tests {
             json!({"method": "optimized", "max_length": 12}),
         ] {
             let config = parse(v.clone()).unwrap_or_else(|e| panic!("{v}: {e}"));
-            assert_eq!(InterleavingConfig::from_json(&config.to_json()).unwrap(), config);
+            assert_eq!(
+                InterleavingConfig::from_json(&config.to_json()).unwrap(),
+                config
+            );
         }
         let config = parse(json!({"method": "probabilistic"})).unwrap();
         assert_eq!(config.max_length, DEFAULT_MAX_LENGTH);
@@ -166,7 +169,10 @@ mod tests {
     #[test]
     fn bad_settings_are_refused_with_their_reason() {
         for (v, needle) in [
-            (json!({"method": "coin_flip"}), "unknown interleaving method"),
+            (
+                json!({"method": "coin_flip"}),
+                "unknown interleaving method",
+            ),
             (json!({"method": "team_draft_multileave"}), "more than two"),
             (
                 json!({"method": "balanced", "options": {"tau": 1}}),

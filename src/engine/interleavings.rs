@@ -196,8 +196,14 @@ impl Engine {
     async fn credit_clicks(
         &self,
         input: &ClicksInput,
-    ) -> Result<(InterleavingClaims, Vec<usize>, std::sync::Arc<super::Snapshot>), EngineError>
-    {
+    ) -> Result<
+        (
+            InterleavingClaims,
+            Vec<usize>,
+            std::sync::Arc<super::Snapshot>,
+        ),
+        EngineError,
+    > {
         let claims = self
             .signer
             .verify_interleaving(&input.interleaving_token)

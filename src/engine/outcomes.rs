@@ -46,8 +46,7 @@ impl Engine {
             return Err(EngineError::ExpiredToken);
         }
         let snap = self.snapshot(claims.experiment_id).await?;
-        if claims.first as usize >= snap.names.len() || claims.second as usize >= snap.names.len()
-        {
+        if claims.first as usize >= snap.names.len() || claims.second as usize >= snap.names.len() {
             return Err(EngineError::InvalidToken);
         }
         Ok(snap)
@@ -79,7 +78,10 @@ impl Engine {
         Ok(pending(&claims, &snap, winner))
     }
 
-    pub(super) async fn write(&self, items: Vec<PendingOutcome>) -> Result<Vec<Written>, EngineError> {
+    pub(super) async fn write(
+        &self,
+        items: Vec<PendingOutcome>,
+    ) -> Result<Vec<Written>, EngineError> {
         let (reply, answer) = oneshot::channel();
         self.writer
             .send(WriteRequest { items, reply })
