@@ -99,7 +99,7 @@ impl Engine {
         written: Written,
     ) -> Result<OutcomeRecord, EngineError> {
         let record = |status| OutcomeRecord {
-            duel_id: pending.duel_id.clone(),
+            duel_id: pending.duel_id.to_string(),
             experiment_id: pending.experiment_id,
             winner: winner.clone(),
             status,
@@ -193,7 +193,7 @@ pub(super) fn pending(
     let winner_name = winner.map_or_else(|| TIE.to_string(), |w| snap.names[w].clone());
     (
         PendingOutcome {
-            duel_id: claims.duel_id(),
+            duel_id: claims.duel_uuid(),
             experiment_id: claims.experiment_id,
             first: claims.first as usize,
             second: claims.second as usize,

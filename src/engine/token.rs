@@ -38,15 +38,12 @@ impl DuelClaims {
     /// The duel's unique id, a UUID (v7: time-ordered) in its canonical text form: the key that
     /// makes its outcome exactly-once.
     pub fn duel_id(&self) -> String {
-        let h: String = self.nonce.iter().map(|b| format!("{b:02x}")).collect();
-        format!(
-            "{}-{}-{}-{}-{}",
-            &h[..8],
-            &h[8..12],
-            &h[12..16],
-            &h[16..20],
-            &h[20..]
-        )
+        self.duel_uuid().to_string()
+    }
+
+    /// The duel id as the outcome table's key.
+    pub fn duel_uuid(&self) -> uuid::Uuid {
+        uuid::Uuid::from_bytes(self.nonce)
     }
 
     /// A UUIDv7 nonce: 48 bits of milliseconds, then random bits (with the version and variant

@@ -1,15 +1,22 @@
-//! The outcome pipeline. Outcomes from all requests queue here; one task takes everything queued
-//! (up to a cap) and writes it in one transaction: lock each touched experiment's state row (in id
-//! order, so replicas never deadlock), insert the new outcome rows (the duel id is unique, so a
-//! retry inserts nothing), apply the new outcomes in order with the policy's update, write the
-//! counts and the policy state back with the version bumped, commit, and only then answer every
-//! waiting request. While one transaction commits the next group queues up, so the group size
+//! The outcome pipeline. Outcomes from all requests queue here; the writer takes everything queued
+//! (up to a cap) as one group and writes it in one transaction: insert the new outcome rows (the
+//! duel id is unique, so a retry inserts nothing), lock each touched experiment's state row (in id
+//! order, so replicas never deadlock), apply the new outcomes in order with the policy's update,
+//! write the counts and the policy state back with the version bumped, commit, and only then
+//! answer every waiting request. While one group commits the next queues up, so the group size
 //! follows the load with no fixed delay.
+//!
+//! Two groups are in flight at once: the row inserts, most of a group's cost in Postgres, take no
+//! experiment lock, so one group inserts while the other holds the lock, applies and commits, and
+//! neither Postgres nor joust waits idle for the other. Rows are inserted in duel-id order, so two
+//! groups that share a duel (a retry) wait for one another in one order only and cannot deadlock;
+//! the later one then finds the duel recorded, exactly as a retry after a commit would.
 
 use rand::SeedableRng;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{Semaphore, mpsc, oneshot};
+use uuid::Uuid;
 
 use crate::bandit::{Arm, BanditRng, BanditState};
 use crate::store::outcomes::{self, OutcomeRow};
@@ -20,11 +27,13 @@ use super::{Cache, EngineError};
 
 /// Largest number of outcomes written in one transaction.
 pub const MAX_GROUP: usize = 20_000;
+/// Groups written concurrently: one inserting rows while the other holds the experiment lock.
+const GROUPS_IN_FLIGHT: usize = 2;
 
 /// One outcome waiting to be written.
 #[derive(Debug, Clone)]
 pub struct PendingOutcome {
-    pub duel_id: String,
+    pub duel_id: Uuid,
     pub experiment_id: i64,
     pub first: Arm,
     pub second: Arm,
@@ -58,7 +67,15 @@ pub fn spawn(pool: sqlx::PgPool, cache: Arc<Cache>) -> mpsc::Sender<WriteRequest
 }
 
 async fn run(pool: sqlx::PgPool, cache: Arc<Cache>, mut rx: mpsc::Receiver<WriteRequest>) {
+    let slots = Arc::new(Semaphore::new(GROUPS_IN_FLIGHT));
     while let Some(first) = rx.recv().await {
+        // Wait for a free slot before taking the group, so that everything queued meanwhile
+        // joins it.
+        let slot = slots
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("the semaphore is never closed");
         let mut group = vec![first];
         let mut n = group[0].items.len();
         while n < MAX_GROUP {
@@ -71,22 +88,30 @@ async fn run(pool: sqlx::PgPool, cache: Arc<Cache>, mut rx: mpsc::Receiver<Write
             }
         }
         metrics::histogram!("joust_ingest_batch_size").record(n as f64);
-        let items: Vec<&PendingOutcome> = group.iter().flat_map(|r| r.items.iter()).collect();
-        let result = write_group(&pool, &cache, &items).await;
-        if result.is_err() {
-            metrics::counter!("joust_database_errors_total", "op" => "write_outcomes").increment(1);
-        }
-        let mut results = result.map(|v| v.into_iter());
-        for req in group {
-            let answer = match &mut results {
-                Ok(it) => Ok(it.by_ref().take(req.items.len()).collect()),
-                Err(e) => Err(match e {
-                    EngineError::Unavailable => EngineError::Unavailable,
-                    other => EngineError::Internal(other.to_string()),
-                }),
-            };
-            let _ = req.reply.send(answer);
-        }
+        let (pool, cache) = (pool.clone(), cache.clone());
+        tokio::spawn(async move {
+            write_and_answer(&pool, &cache, group).await;
+            drop(slot);
+        });
+    }
+}
+
+async fn write_and_answer(pool: &sqlx::PgPool, cache: &Cache, group: Vec<WriteRequest>) {
+    let items: Vec<&PendingOutcome> = group.iter().flat_map(|r| r.items.iter()).collect();
+    let result = write_group(pool, cache, &items).await;
+    if result.is_err() {
+        metrics::counter!("joust_database_errors_total", "op" => "write_outcomes").increment(1);
+    }
+    let mut results = result.map(|v| v.into_iter());
+    for req in group {
+        let answer = match &mut results {
+            Ok(it) => Ok(it.by_ref().take(req.items.len()).collect()),
+            Err(e) => Err(match e {
+                EngineError::Unavailable => EngineError::Unavailable,
+                other => EngineError::Internal(other.to_string()),
+            }),
+        };
+        let _ = req.reply.send(answer);
     }
 }
 
@@ -104,38 +129,38 @@ async fn write_group(
     let mut results: Vec<Option<Written>> = vec![None; items.len()];
     // The first occurrence of each duel id in the group is the one written; later ones are
     // compared with it like retries.
-    let mut first_of: HashMap<&str, usize> = HashMap::new();
+    let mut first_of: HashMap<Uuid, usize> = HashMap::with_capacity(items.len());
     let mut by_experiment: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
     for (i, item) in items.iter().enumerate() {
-        if first_of.contains_key(item.duel_id.as_str()) {
+        if first_of.contains_key(&item.duel_id) {
             continue;
         }
-        first_of.insert(&item.duel_id, i);
+        first_of.insert(item.duel_id, i);
         by_experiment.entry(item.experiment_id).or_default().push(i);
     }
 
     let mut tx = pool.begin().await.map_err(store::StoreError::from)?;
-    let mut locked: BTreeMap<i64, i64> = BTreeMap::new();
-    for &id in by_experiment.keys() {
-        match experiments::lock_state(&mut tx, id).await? {
-            Some(version) => {
-                locked.insert(id, version);
-            }
-            None => {
-                for &i in &by_experiment[&id] {
-                    results[i] = Some(Written::UnknownExperiment);
-                }
+    // Rows only for experiments that exist; the lock below confirms it once more.
+    let ids: Vec<i64> = by_experiment.keys().copied().collect();
+    let live: HashSet<i64> = experiments::live_ids(&mut tx, &ids)
+        .await?
+        .into_iter()
+        .collect();
+    for (id, idx) in &by_experiment {
+        if !live.contains(id) {
+            for &i in idx {
+                results[i] = Some(Written::UnknownExperiment);
             }
         }
     }
-    let rows: Vec<OutcomeRow> = by_experiment
+    let mut rows: Vec<OutcomeRow> = by_experiment
         .iter()
-        .filter(|(id, _)| locked.contains_key(id))
+        .filter(|(id, _)| live.contains(id))
         .flat_map(|(_, idx)| idx.iter())
         .map(|&i| {
             let it = items[i];
             OutcomeRow {
-                duel_id: it.duel_id.clone(),
+                duel_id: it.duel_id,
                 experiment_id: it.experiment_id,
                 first: it.first as i32,
                 second: it.second as i32,
@@ -144,18 +169,42 @@ async fn write_group(
             }
         })
         .collect();
-    let inserted: std::collections::HashSet<String> = outcomes::insert_new(&mut tx, &rows)
+    // One insertion order for every group: see the module docs.
+    rows.sort_unstable_by_key(|r| r.duel_id);
+    let inserted: HashSet<Uuid> = outcomes::insert_new(&mut tx, &rows)
         .await?
         .into_iter()
         .collect();
 
+    let mut locked: BTreeMap<i64, i64> = BTreeMap::new();
+    for &id in live.iter().collect::<std::collections::BTreeSet<_>>() {
+        match experiments::lock_state(&mut tx, id).await? {
+            Some(version) => {
+                locked.insert(id, version);
+            }
+            None => {
+                // Deleted since the check above: its rows go again, nothing of it is applied.
+                let gone: Vec<Uuid> = by_experiment[&id]
+                    .iter()
+                    .map(|&i| items[i].duel_id)
+                    .filter(|d| inserted.contains(d))
+                    .collect();
+                outcomes::delete(&mut tx, &gone).await?;
+                for &i in &by_experiment[&id] {
+                    results[i] = Some(Written::UnknownExperiment);
+                }
+            }
+        }
+    }
+    rows.retain(|r| locked.contains_key(&r.experiment_id));
+
     // Outcomes recorded before (retries, or a different outcome for the same duel).
-    let earlier: Vec<String> = rows
+    let earlier: Vec<Uuid> = rows
         .iter()
         .filter(|r| !inserted.contains(&r.duel_id))
-        .map(|r| r.duel_id.clone())
+        .map(|r| r.duel_id)
         .collect();
-    let recorded: HashMap<String, Option<i32>> = if earlier.is_empty() {
+    let recorded: HashMap<Uuid, Option<i32>> = if earlier.is_empty() {
         HashMap::new()
     } else {
         outcomes::recorded(&mut tx, &earlier)
@@ -231,7 +280,7 @@ async fn write_group(
             if let Some(r) = results[i].take() {
                 return r;
             }
-            let first = first_of[item.duel_id.as_str()];
+            let first = first_of[&item.duel_id];
             if first != i {
                 // A repeat within this group: judged against the first occurrence's fate.
                 return match results_of_first(&inserted, &recorded, items[first]) {
@@ -255,8 +304,8 @@ async fn write_group(
 
 /// The winner now on record for the first occurrence of a duel in the group, if any.
 fn results_of_first(
-    inserted: &std::collections::HashSet<String>,
-    recorded: &HashMap<String, Option<i32>>,
+    inserted: &HashSet<Uuid>,
+    recorded: &HashMap<Uuid, Option<i32>>,
     first: &PendingOutcome,
 ) -> Option<Option<i32>> {
     if inserted.contains(&first.duel_id) {

@@ -3,13 +3,14 @@
 //! already recorded, then add to the counts and write the policy's state back.
 
 use sqlx::{Postgres, Row, Transaction};
+use uuid::Uuid;
 
 use super::StoreError;
 
 /// One outcome row to insert.
 #[derive(Debug, Clone)]
 pub struct OutcomeRow {
-    pub duel_id: String,
+    pub duel_id: Uuid,
     pub experiment_id: i64,
     pub first: i32,
     pub second: i32,
@@ -22,8 +23,8 @@ pub struct OutcomeRow {
 pub async fn insert_new(
     tx: &mut Transaction<'_, Postgres>,
     rows: &[OutcomeRow],
-) -> Result<Vec<String>, StoreError> {
-    let duel_ids: Vec<&str> = rows.iter().map(|r| r.duel_id.as_str()).collect();
+) -> Result<Vec<Uuid>, StoreError> {
+    let duel_ids: Vec<Uuid> = rows.iter().map(|r| r.duel_id).collect();
     let experiments: Vec<i64> = rows.iter().map(|r| r.experiment_id).collect();
     let firsts: Vec<i32> = rows.iter().map(|r| r.first).collect();
     let seconds: Vec<i32> = rows.iter().map(|r| r.second).collect();
@@ -32,7 +33,7 @@ pub async fn insert_new(
     let inserted = sqlx::query_scalar(
         "INSERT INTO outcomes (duel_id, experiment_id, first_idx, second_idx, winner_idx, issued_at)
          SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::int[], $4::int[], $5::int[], $6::timestamptz[])
-         ON CONFLICT (duel_id) DO NOTHING RETURNING duel_id::text",
+         ON CONFLICT (duel_id) DO NOTHING RETURNING duel_id",
     )
     .bind(&duel_ids)
     .bind(&experiments)
@@ -45,17 +46,31 @@ pub async fn insert_new(
     Ok(inserted)
 }
 
+/// Removes rows inserted earlier in this transaction (their experiment was deleted meanwhile).
+pub async fn delete(
+    tx: &mut Transaction<'_, Postgres>,
+    duel_ids: &[Uuid],
+) -> Result<(), StoreError> {
+    if duel_ids.is_empty() {
+        return Ok(());
+    }
+    sqlx::query("DELETE FROM outcomes WHERE duel_id = ANY($1)")
+        .bind(duel_ids)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
 /// The recorded winner (`None` = tie) of each of these duels that has an outcome.
 pub async fn recorded(
     tx: &mut Transaction<'_, Postgres>,
-    duel_ids: &[String],
-) -> Result<Vec<(String, Option<i32>)>, StoreError> {
-    let rows = sqlx::query(
-        "SELECT duel_id::text AS duel_id, winner_idx FROM outcomes WHERE duel_id = ANY($1::uuid[])",
-    )
-    .bind(duel_ids)
-    .fetch_all(&mut **tx)
-    .await?;
+    duel_ids: &[Uuid],
+) -> Result<Vec<(Uuid, Option<i32>)>, StoreError> {
+    let rows =
+        sqlx::query("SELECT duel_id, winner_idx FROM outcomes WHERE duel_id = ANY($1::uuid[])")
+            .bind(duel_ids)
+            .fetch_all(&mut **tx)
+            .await?;
     rows.iter()
         .map(|r| Ok((r.try_get("duel_id")?, r.try_get("winner_idx")?)))
         .collect()
