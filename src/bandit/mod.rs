@@ -131,6 +131,15 @@ pub trait Policy {
         let _ = (view, a, b, rng);
     }
 
+    /// Learns that `arm` met itself when the experiment ignores ties (under half-win ties,
+    /// [`Policy::tie`] hears of it). A self-duel carries no evidence, but it is a time step: a
+    /// policy whose confidence bounds widen with time must count it, or once it duels its
+    /// champion with itself its bounds stop widening and it never explores again. The default
+    /// does nothing.
+    fn self_duel<R: Rng + ?Sized>(&mut self, view: &View, arm: Arm, rng: &mut R) {
+        let _ = (view, arm, rng);
+    }
+
     /// Rebuilds whatever the policy caches to make `select` fast (caches are not persisted).
     /// The service calls it once on every state it loads, so that selections served from that
     /// snapshot do not recompute from the win matrix each time. The default has no cache.

@@ -58,6 +58,9 @@ macro_rules! policies {
             fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, rng: &mut R) {
                 match self { $( AnyPolicy::$variant(p) => p.tie(view, a, b, rng), )* }
             }
+            fn self_duel<R: Rng + ?Sized>(&mut self, view: &View, arm: Arm, rng: &mut R) {
+                match self { $( AnyPolicy::$variant(p) => p.self_duel(view, arm, rng), )* }
+            }
             fn warm(&mut self, view: &View) {
                 match self { $( AnyPolicy::$variant(p) => p.warm(view), )* }
             }

@@ -10,8 +10,10 @@
 //! Conventions (chosen to follow the paper literally):
 //! - Counts start at zero (no prior) and x/0 := 1 (a pair never compared has u = 1).
 //! - t is the number of outcomes heard so far plus one, so ln t = 0 at the first step. It advances
-//!   with outcomes (wins and counted ties), not with selections: between two outcomes `select`
-//!   keeps drawing from the same bounds.
+//!   with outcomes (wins, counted ties and self-duels, which are ties that carry no evidence but
+//!   are steps of the paper's clock), not with selections: between two outcomes `select` keeps
+//!   drawing from the same bounds. Without self-duels on the clock, RUCB would stop exploring for
+//!   good once it duels its champion with itself, right or wrong.
 //! - "u_cj >= 1/2" is non-strict, as in the paper.
 //! - Ties count as half a win when the experiment says so (through [`View::score`]).
 //!
@@ -261,6 +263,13 @@ impl Policy for Rucb {
         self.refresh(view, a, b);
     }
 
+    fn self_duel<R: Rng + ?Sized>(&mut self, _view: &View, _arm: Arm, _rng: &mut R) {
+        // Nothing was learnt, but time passed: ln t grows, so the bounds of the arms the
+        // champion has beaten widen again and they get re-examined, as in the paper, where a
+        // self-duel is a step like any other.
+        self.t += 1;
+    }
+
     fn warm(&mut self, view: &View) {
         self.warm_cache(view);
     }
@@ -285,6 +294,36 @@ mod tests {
     fn policy(alpha: f64) -> Rucb {
         let mut rng = BanditRng::seed_from_u64(0);
         Rucb::new(RucbParams { alpha }, 4, &mut rng)
+    }
+
+    /// Two arms, arm 0 ahead 10-0: at t = 11, u_10 = sqrt(0.51 ln 11 / 10) = 0.35 < 1/2, so arm 0
+    /// is the only potential champion and its strongest challenger is itself. Self-duels must
+    /// move the clock: once ln t >= 10 / (4 * 0.51) (t >= 135), u_10 >= 1/2 and arm 1 is
+    /// examined again.
+    #[test]
+    fn self_duels_advance_the_clock_when_ties_are_ignored() {
+        use crate::bandit::{BanditState, PolicySpec};
+        let mut rng = BanditRng::seed_from_u64(2);
+        let spec = PolicySpec::parse_cli("rucb").unwrap();
+        let mut state = BanditState::new(&spec, 2, TieRule::Ignore, &mut rng).unwrap();
+        for _ in 0..10 {
+            state.record_win(0, 1, &mut rng).unwrap();
+        }
+        assert_eq!(state.select(&mut rng), Pair::new(0, 0));
+        for _ in 0..120 {
+            state.record_tie(0, 0, &mut rng).unwrap();
+        }
+        assert_eq!(
+            state.select(&mut rng),
+            Pair::new(0, 0),
+            "t = 131 is too early"
+        );
+        for _ in 0..10 {
+            state.record_tie(0, 0, &mut rng).unwrap();
+        }
+        // Arm 1 is back in play (as challenger, or as a potential champion itself).
+        let pair = state.select(&mut rng);
+        assert_ne!(pair.first, pair.second, "{pair:?}");
     }
 
     #[test]

@@ -136,8 +136,8 @@ impl BanditState {
         Ok(())
     }
 
-    /// Records a tie. It always counts in the tie counts; the policy hears of it only when ties
-    /// count as half a win.
+    /// Records a tie. It always counts in the tie counts; the policy hears of it as a tie only
+    /// when ties count as half a win, and of a self-duel as a time step otherwise.
     pub fn record_tie<R: Rng + ?Sized>(
         &mut self,
         a: Arm,
@@ -147,13 +147,18 @@ impl BanditState {
         self.check_arm(a)?;
         self.check_arm(b)?;
         self.wins.record_tie(a, b);
-        if self.ties == TieRule::HalfWin && self.active[a] && self.active[b] {
-            let view = View {
-                wins: &self.wins,
-                active: &self.active,
-                ties: self.ties,
-            };
+        if !(self.active[a] && self.active[b]) {
+            return Ok(());
+        }
+        let view = View {
+            wins: &self.wins,
+            active: &self.active,
+            ties: self.ties,
+        };
+        if self.ties == TieRule::HalfWin {
             self.policy.tie(&view, a, b, rng);
+        } else if a == b {
+            self.policy.self_duel(&view, a, rng);
         }
         Ok(())
     }
