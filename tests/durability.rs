@@ -57,6 +57,49 @@ async fn restart_loses_nothing_and_resumes() {
     app.stop().await;
 }
 
+/// An experiment deleted through one instance while another still caches it (it reloads every
+/// 200 ms): outcomes sent to the other at once, a repeat of the same outcome in one batch
+/// included, are refused, and no outcome row of them stays in the database.
+#[tokio::test]
+async fn outcomes_for_an_experiment_deleted_elsewhere_are_refused_and_not_kept() {
+    let a = spawn_app().await;
+    let b = spawn_app_on(&a.db_url, "").await;
+    let id = a
+        .create_experiment(&["p", "q"], json!({"name": "uniform"}))
+        .await;
+    let (token, pair) = b.duel(id).await;
+    let (s, _) = a
+        .send(
+            reqwest::Method::DELETE,
+            &format!("/v1/experiments/{id}"),
+            None,
+        )
+        .await;
+    assert_eq!(s, StatusCode::NO_CONTENT);
+    let outcome = json!({"duel_token": token, "winner": pair[0]});
+    let (s, body) = b
+        .post(
+            "/v1/outcomes/batch",
+            json!({"outcomes": [outcome, outcome]}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{body}");
+    assert_eq!(body["rejected"], 2, "{body}");
+    for r in body["results"].as_array().unwrap() {
+        assert_eq!(error_code(r), "unknown_experiment", "{body}");
+    }
+    let pool = sqlx::PgPool::connect(&a.db_url).await.unwrap();
+    let kept: i64 = sqlx::query_scalar("SELECT count(*) FROM outcomes WHERE experiment_id = $1")
+        .bind(id)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(kept, 0);
+    pool.close().await;
+    b.stop().await;
+    a.stop().await;
+}
+
 /// A `joust serve` process on the given database, on a free port.
 struct Server {
     child: Child,

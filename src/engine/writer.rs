@@ -6,9 +6,9 @@
 //! answer every waiting request. While one group commits the next queues up, so the group size
 //! follows the load with no fixed delay.
 //!
-//! Two large groups are in flight at once: the row inserts, most of a group's cost in Postgres, take no
-//! experiment lock, so one group inserts while the other holds the lock, applies and commits, and
-//! neither Postgres nor joust waits idle for the other. Rows are inserted in duel-id order, so two
+//! Two large groups are in flight at once: the row inserts, most of a group's cost in Postgres,
+//! take no experiment lock, so one group inserts while the other holds the lock, applies and
+//! commits, and neither Postgres nor joust waits idle for the other. Rows are inserted in duel-id order, so two
 //! groups that share a duel (a retry) wait for one another in one order only and cannot deadlock;
 //! the later one then finds the duel recorded, exactly as a retry after a commit would.
 
@@ -161,23 +161,9 @@ async fn write_group(
     }
 
     let mut tx = pool.begin().await.map_err(store::StoreError::from)?;
-    // Rows only for experiments that exist; the lock below confirms it once more.
-    let ids: Vec<i64> = by_experiment.keys().copied().collect();
-    let live: HashSet<i64> = experiments::live_ids(&mut tx, &ids)
-        .await?
-        .into_iter()
-        .collect();
-    for (id, idx) in &by_experiment {
-        if !live.contains(id) {
-            for &i in idx {
-                results[i] = Some(Written::UnknownExperiment);
-            }
-        }
-    }
     let mut rows: Vec<OutcomeRow> = by_experiment
-        .iter()
-        .filter(|(id, _)| live.contains(id))
-        .flat_map(|(_, idx)| idx.iter())
+        .values()
+        .flatten()
         .map(|&i| {
             let it = items[i];
             OutcomeRow {
@@ -192,26 +178,27 @@ async fn write_group(
         .collect();
     // One insertion order for every group: see the module docs.
     rows.sort_unstable_by_key(|r| r.duel_id);
-    let inserted: HashSet<Uuid> = outcomes::insert_new(&mut tx, &rows)
+    let mut inserted: HashSet<Uuid> = outcomes::insert_new(&mut tx, &rows)
         .await?
         .into_iter()
         .collect();
 
     let mut locked: BTreeMap<i64, i64> = BTreeMap::new();
-    for &id in live.iter().collect::<std::collections::BTreeSet<_>>() {
+    for (&id, idx) in &by_experiment {
         match experiments::lock_state(&mut tx, id).await? {
             Some(version) => {
                 locked.insert(id, version);
             }
             None => {
-                // Deleted since the check above: its rows go again, nothing of it is applied.
-                let gone: Vec<Uuid> = by_experiment[&id]
+                // Unknown or deleted: its rows go again (tokens are signed, so this is an
+                // experiment deleted after its duels were issued), and nothing of it is applied.
+                let gone: Vec<Uuid> = idx
                     .iter()
                     .map(|&i| items[i].duel_id)
-                    .filter(|d| inserted.contains(d))
+                    .filter(|d| inserted.remove(d))
                     .collect();
                 outcomes::delete(&mut tx, &gone).await?;
-                for &i in &by_experiment[&id] {
+                for &i in idx {
                     results[i] = Some(Written::UnknownExperiment);
                 }
             }

@@ -145,19 +145,6 @@ pub async fn rankers<'e, E: sqlx::PgExecutor<'e>>(
         .collect()
 }
 
-/// Which of these experiments exist and are not deleted (no lock taken).
-pub async fn live_ids(
-    tx: &mut Transaction<'_, Postgres>,
-    ids: &[i64],
-) -> Result<Vec<i64>, StoreError> {
-    let ids =
-        sqlx::query_scalar("SELECT id FROM experiments WHERE id = ANY($1) AND deleted_at IS NULL")
-            .bind(ids)
-            .fetch_all(&mut **tx)
-            .await?;
-    Ok(ids)
-}
-
 /// Locks the experiment's state row for the rest of the transaction and returns its version,
 /// or `None` if the experiment does not exist or was deleted.
 pub async fn lock_state(
