@@ -17,7 +17,8 @@
 //!
 //! Conventions: counts carry a prior of one win each way (as the MergeDTS authors' implementation
 //! of DTS does), so means and bounds use w + 1 wins out of n + 2; t is the number of outcomes heard
-//! plus one (ln t = 0 at the first step) and advances with outcomes, not selections; "u_ij > 1/2"
+//! plus one (ln t = 0 at the first step) and advances with outcomes, self-duels included, not
+//! selections; "u_ij > 1/2"
 //! is strict and "l_jc <= 1/2" non-strict, as in the paper.
 //!
 //! Parameters: `alpha` = 0.51 (the paper's default); li-2020 tuned it to 0.8^7 = 0.2097152 on
@@ -204,6 +205,11 @@ impl Policy for Dts {
 
     fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, _rng: &mut R) {
         self.learn(view, a, b, false);
+    }
+
+    fn self_duel<R: Rng + ?Sized>(&mut self, _view: &View, _arm: Arm, _rng: &mut R) {
+        // A step with no evidence: only the clock moves (see `Policy::self_duel`).
+        self.t += 1;
     }
 
     fn warm(&mut self, view: &View) {

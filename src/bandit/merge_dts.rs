@@ -210,6 +210,10 @@ impl Policy for MergeDts {
         self.learn(view, a, b, false, rng);
     }
 
+    fn self_duel<R: Rng + ?Sized>(&mut self, _view: &View, _arm: Arm, _rng: &mut R) {
+        self.tournament.tick();
+    }
+
     fn warm(&mut self, view: &View) {
         self.tournament.warm(view);
         self.rebuild_tables(view);

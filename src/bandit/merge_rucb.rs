@@ -108,6 +108,10 @@ impl Policy for MergeRucb {
         self.tournament.record(view, a, b, true, rng);
     }
 
+    fn self_duel<R: Rng + ?Sized>(&mut self, _view: &View, _arm: Arm, _rng: &mut R) {
+        self.tournament.tick();
+    }
+
     fn warm(&mut self, view: &View) {
         self.tournament.warm(view);
     }
