@@ -10,10 +10,11 @@
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use super::outcomes::{OutcomeRecord, count_rejection, pending};
 use super::token::{DuelClaims, InterleavingClaims};
-use super::{Engine, EngineError};
+use super::{Engine, EngineError, Snapshot};
 use crate::bandit::BanditRng;
 use crate::interleave::{Interleaving, Outcome, Team, interleave};
 
@@ -196,14 +197,7 @@ impl Engine {
     async fn credit_clicks(
         &self,
         input: &ClicksInput,
-    ) -> Result<
-        (
-            InterleavingClaims,
-            Vec<usize>,
-            std::sync::Arc<super::Snapshot>,
-        ),
-        EngineError,
-    > {
+    ) -> Result<(InterleavingClaims, Vec<usize>, Arc<Snapshot>), EngineError> {
         let claims = self
             .signer
             .verify_interleaving(&input.interleaving_token)
