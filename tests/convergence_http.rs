@@ -125,13 +125,7 @@ async fn clicks_on_interleavings_lead_to_the_best_ndcg_feature() {
                 .collect();
             lists.insert(ranker.clone(), json!(docs));
         }
-        let (s, il) = app
-            .post(
-                "/v1/interleavings",
-                json!({"duel_token": token, "lists": lists}),
-            )
-            .await;
-        assert_eq!(s, StatusCode::OK, "{il}");
+        let il = app.interleave(&token, lists.into()).await;
         let grades = il["documents"].as_array().unwrap().iter().map(|d| {
             let doc: usize = d["id"]
                 .as_str()

@@ -164,13 +164,9 @@ async fn no_clicks_is_a_tie_and_positions_work_like_ids() {
     let app = spawn_app().await;
     let id = experiment_with(&app, json!({"method": "balanced"}), 3600).await;
     let (token, pair) = distinct_duel(&app, id).await;
-    let (s, il) = app
-        .post(
-            "/v1/interleavings",
-            json!({"duel_token": token, "lists": lists(&pair, &["a", "b", "c"], &["b", "c", "a"])}),
-        )
+    let il = app
+        .interleave(&token, lists(&pair, &["a", "b", "c"], &["b", "c", "a"]))
         .await;
-    assert_eq!(s, StatusCode::OK, "{il}");
     assert!(
         shown(&il).iter().all(|(_, team)| team.is_none()),
         "balanced has no teams"
@@ -192,11 +188,8 @@ async fn no_clicks_is_a_tie_and_positions_work_like_ids() {
     // B never wins on it, whether the click is posted by id or by position.
     for by_position in [false, true] {
         let (token, pair) = distinct_duel(&app, id).await;
-        let (_, il) = app
-            .post(
-                "/v1/interleavings",
-                json!({"duel_token": token, "lists": lists(&pair, &["a", "b", "c"], &["b", "c", "a"])}),
-            )
+        let il = app
+            .interleave(&token, lists(&pair, &["a", "b", "c"], &["b", "c", "a"]))
             .await;
         let pos = shown(&il).iter().position(|(d, _)| d == "a").unwrap();
         let clicks = if by_position {
@@ -228,13 +221,7 @@ async fn probabilistic_and_optimized_credit_clicks_too() {
         let b: Vec<String> = (1..=8).map(|i| format!("b{i}")).collect();
         let a: Vec<&str> = a.iter().map(String::as_str).collect();
         let b: Vec<&str> = b.iter().map(String::as_str).collect();
-        let (s, il) = app
-            .post(
-                "/v1/interleavings",
-                json!({"duel_token": token, "lists": lists(&pair, &a, &b)}),
-            )
-            .await;
-        assert_eq!(s, StatusCode::OK, "{interleaving}: {il}");
+        let il = app.interleave(&token, lists(&pair, &a, &b)).await;
         let docs = shown(&il);
         assert!(!docs.is_empty() && docs.len() <= max, "{il}");
         // Click every shown document of the first ranker's list: with disjoint lists those can
@@ -327,13 +314,7 @@ async fn bad_lists_and_clicks_are_refused_and_change_nothing() {
     let id = experiment_with(&app, json!({"method": "team_draft"}), 3600).await;
     let (token, pair) = distinct_duel(&app, id).await;
     let good_lists = lists(&pair, &["a1", "a2"], &["b1", "b2"]);
-    let (s, il) = app
-        .post(
-            "/v1/interleavings",
-            json!({"duel_token": token, "lists": good_lists}),
-        )
-        .await;
-    assert_eq!(s, StatusCode::OK, "{il}");
+    let il = app.interleave(&token, good_lists.clone()).await;
     let itoken = il["interleaving_token"].as_str().unwrap().to_string();
     let before = recorded(&app, id).await;
 
@@ -475,13 +456,7 @@ async fn expired_duels_cannot_be_interleaved_or_credited() {
     let app = spawn_app().await;
     let id = experiment_with(&app, json!({"method": "team_draft"}), 1).await;
     let (token, pair) = distinct_duel(&app, id).await;
-    let (s, il) = app
-        .post(
-            "/v1/interleavings",
-            json!({"duel_token": token, "lists": lists(&pair, &["a"], &["b"])}),
-        )
-        .await;
-    assert_eq!(s, StatusCode::OK, "{il}");
+    let il = app.interleave(&token, lists(&pair, &["a"], &["b"])).await;
     tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
     let (s, b) = app
         .post(

@@ -137,6 +137,18 @@ impl TestApp {
         )
     }
 
+    /// Posts a duel's result lists (ranker name -> document ids); returns the interleaving.
+    pub async fn interleave(&self, duel_token: &str, lists: Value) -> Value {
+        let (status, body) = self
+            .post(
+                "/v1/interleavings",
+                json!({ "duel_token": duel_token, "lists": lists }),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        body
+    }
+
     pub async fn outcome(&self, token: &str, winner: &str) -> (StatusCode, Value) {
         self.post(
             "/v1/outcomes",
