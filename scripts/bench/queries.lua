@@ -2,7 +2,6 @@
 -- lists to get the interleaving, then post the clicks (positions 0 and 3 of the shown list).
 -- Each response queues the query's next request; a connection with nothing queued starts a new
 -- query. Every request of a query is a separate round trip, as in production.
-local lists_of = {}
 function init(args)
   queue = {}
   duel_path = "/v1/experiments/" .. os.getenv("BENCH_EXPERIMENT") .. "/duels"
