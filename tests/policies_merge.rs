@@ -622,3 +622,27 @@ mod properties {
         }
     }
 }
+
+/// A self-duel carries no evidence when ties are ignored, but it is a step of the papers' clock:
+/// DTS's ln t and the Merge tournament's ln(t + C) must grow with it while the win counts stay,
+/// or a policy that duels its champion with itself would stop widening its bounds for good.
+#[test]
+fn self_duels_move_the_clocks_of_dts_and_merge_dts() {
+    let mut rng = BanditRng::seed_from_u64(4);
+    for text in ["dts", "merge_dts:batch_size=4,c=10"] {
+        let mut state = BanditState::new(&spec(text), 4, TieRule::Ignore, &mut rng).unwrap();
+        for _ in 0..5 {
+            state.record_win(0, 1, &mut rng).unwrap();
+        }
+        let clock = |s: &BanditState| match &s.policy {
+            AnyPolicy::Dts(p) => p.log_term(),
+            AnyPolicy::MergeDts(p) => p.tournament().log_term(),
+            other => panic!("unexpected policy {}", other.name()),
+        };
+        let before = clock(&state);
+        let wins_before = state.wins.clone();
+        state.record_tie(2, 2, &mut rng).unwrap();
+        assert!(clock(&state) > before, "{text}: the clock did not move");
+        assert_eq!(state.wins.total_wins(), wins_before.total_wins(), "{text}");
+    }
+}
