@@ -2,7 +2,7 @@
 //! `cargo test --release --test bench_policies -- --ignored --nocapture`.
 //! Measures select + update (the policy's hot loop, as the simulator runs it) on one thread.
 
-use joust::bandit::{BanditRng, BanditState, PolicySpec, TieRule};
+use joust::bandit::{BanditRng, BanditState, Outcome, PolicySpec, TieRule};
 use joust::sim::PrefMatrix;
 use rand::SeedableRng;
 use std::time::Instant;
@@ -41,11 +41,11 @@ fn measure(spec: &str, m: &PrefMatrix, steps: usize, seed: u64) -> (f64, BanditS
     for _ in 0..steps {
         let pair = state.select(&mut rng);
         if pair.first == pair.second {
-            state.record_tie(pair.first, pair.second, &mut rng).unwrap();
+            state.record(pair, Outcome::Tie, &mut rng).unwrap();
         } else if m.duel(pair.first, pair.second, &mut rng) {
-            state.record_win(pair.first, pair.second, &mut rng).unwrap();
+            state.record(pair, Outcome::FirstWins, &mut rng).unwrap();
         } else {
-            state.record_win(pair.second, pair.first, &mut rng).unwrap();
+            state.record(pair, Outcome::SecondWins, &mut rng).unwrap();
         }
     }
     let seconds = match (cpu_start, thread_cpu_seconds()) {

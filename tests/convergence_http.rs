@@ -68,6 +68,48 @@ async fn champion_converges_through_http_for_rucb_and_merge_dts() {
     app.stop().await;
 }
 
+/// The order of a duel's rankers travels in its token to the bandit: the reductions (Sparring,
+/// Doubler, MultiSBM) credit each side's box with its own ranker. Doubler's belief shows it
+/// exactly: its epochs last 2, 4, 8, 16, 32 decided outcomes, and after the 62nd its belief is
+/// the ranker most often second (right) in the last 32, the lowest index among equals. Winners
+/// are drawn at random, so a service that lost the order (say, put the winner first) would
+/// make Doubler count winners instead.
+#[tokio::test]
+async fn the_order_of_each_duel_reaches_the_policy() {
+    let app = common::spawn_app().await;
+    let names = ["a", "b", "c", "d", "e"];
+    let id = app
+        .create_experiment(&names, json!({"name": "doubler"}))
+        .await;
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(5);
+    let mut seconds = Vec::new();
+    while seconds.len() < 62 {
+        let (token, pair) = app.duel(id).await;
+        let winner = if pair[0] == pair[1] {
+            "tie"
+        } else {
+            seconds.push(names.iter().position(|n| *n == pair[1]).unwrap());
+            if rng.random::<bool>() {
+                &pair[0]
+            } else {
+                &pair[1]
+            }
+        };
+        let (status, body) = app.outcome(&token, winner).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let mut last_epoch = [0; 5];
+    seconds[30..].iter().for_each(|&r| last_epoch[r] += 1);
+    let most = *last_epoch.iter().max().unwrap();
+    let expected = names[last_epoch.iter().position(|&n| n == most).unwrap()];
+    let e = app.experiment(id).await;
+    assert_eq!(
+        e["champion"]["policy_belief"], expected,
+        "right rankers of the last epoch: {last_epoch:?}"
+    );
+    app.stop().await;
+}
+
 /// The whole loop a search backend runs, on synthetic learning-to-rank data: for each query it
 /// asks for a duel between feature rankers, posts both rankers' top-10 lists, shows the
 /// interleaving joust returns to a simulated user (a cascade click model on the documents'

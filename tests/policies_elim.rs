@@ -10,7 +10,7 @@
 
 mod support;
 
-use joust::bandit::{BanditRng, BanditState, Policy, PolicySpec, TieRule};
+use joust::bandit::{BanditRng, BanditState, Outcome, Policy, PolicySpec, TieRule};
 use joust::sim::{PrefMatrix, scenarios};
 use proptest::prelude::*;
 use rand::SeedableRng;
@@ -445,10 +445,10 @@ proptest! {
                 Op::Deliver(i) if !queue.is_empty() => {
                     let (pair, outcome) = queue.swap_remove(i % queue.len());
                     if pair.first == pair.second || outcome == 2 {
-                        state.record_tie(pair.first, pair.second, &mut rng).unwrap();
+                        state.record(pair, Outcome::Tie, &mut rng).unwrap();
                     } else {
-                        let (w, l) = if outcome == 0 { (pair.first, pair.second) } else { (pair.second, pair.first) };
-                        state.record_win(w, l, &mut rng).unwrap();
+                        let outcome = if outcome == 0 { Outcome::FirstWins } else { Outcome::SecondWins };
+                        state.record(pair, outcome, &mut rng).unwrap();
                         decided += 1;
                     }
                 }

@@ -7,7 +7,7 @@ mod support;
 use joust::bandit::dts::Dts;
 use joust::bandit::tournament::Tournament;
 use joust::bandit::ucb::ucb;
-use joust::bandit::{AnyPolicy, BanditRng, BanditState, PolicySpec, TieRule};
+use joust::bandit::{AnyPolicy, BanditRng, BanditState, Outcome, Pair, PolicySpec, TieRule};
 use joust::sim::{PrefMatrix, scenarios};
 use rand::{Rng, SeedableRng};
 use support::{DELAYED, IMMEDIATE};
@@ -70,7 +70,9 @@ fn assert_finds_winners(policy: &str, steps: usize) {
 /// Records `n` wins of `winner` over `loser` directly in the state.
 fn record(state: &mut BanditState, winner: usize, loser: usize, n: usize, rng: &mut BanditRng) {
     for _ in 0..n {
-        state.record_win(winner, loser, rng).unwrap();
+        state
+            .record(Pair::new(winner, loser), Outcome::FirstWins, rng)
+            .unwrap();
     }
 }
 
@@ -227,11 +229,11 @@ fn check_merge_rules(policy: &str, tournament: fn(&BanditState) -> &Tournament, 
         let stage_before = t.stage();
         let conf = t.confidence();
         if pair.first == pair.second {
-            state.record_tie(pair.first, pair.second, &mut rng).unwrap();
+            state.record(pair, Outcome::Tie, &mut rng).unwrap();
         } else if m.duel(pair.first, pair.second, &mut rng) {
-            state.record_win(pair.first, pair.second, &mut rng).unwrap();
+            state.record(pair, Outcome::FirstWins, &mut rng).unwrap();
         } else {
-            state.record_win(pair.second, pair.first, &mut rng).unwrap();
+            state.record(pair, Outcome::SecondWins, &mut rng).unwrap();
         }
         let t = tournament(&state);
         let after = t.survivors();
@@ -368,13 +370,13 @@ fn merge_rucb_opponent_maximises_the_bound_within_the_batch() {
             .fold(f64::NEG_INFINITY, f64::max);
         assert!(batch.contains(&pair.second));
         assert_eq!(u(pair.second), best);
-        let (w, l) = if rng.random::<bool>() {
-            (pair.first, pair.second)
+        let outcome = if rng.random::<bool>() {
+            Outcome::FirstWins
         } else {
-            (pair.second, pair.first)
+            Outcome::SecondWins
         };
-        if w != l {
-            state.record_win(w, l, &mut rng).unwrap();
+        if pair.first != pair.second {
+            state.record(pair, outcome, &mut rng).unwrap();
         }
     }
 }
@@ -412,11 +414,11 @@ fn dts_picks_a_copeland_candidate_and_an_opponent_it_does_not_surely_beat() {
         assert!(pair.first == pair.second || dts.lower(&view, pair.second, pair.first) <= 0.5);
         self_duels += usize::from(pair.first == pair.second);
         if pair.first == pair.second {
-            state.record_tie(pair.first, pair.second, &mut rng).unwrap();
+            state.record(pair, Outcome::Tie, &mut rng).unwrap();
         } else if m.duel(pair.first, pair.second, &mut rng) {
-            state.record_win(pair.first, pair.second, &mut rng).unwrap();
+            state.record(pair, Outcome::FirstWins, &mut rng).unwrap();
         } else {
-            state.record_win(pair.second, pair.first, &mut rng).unwrap();
+            state.record(pair, Outcome::SecondWins, &mut rng).unwrap();
         }
     }
     // Early on no l_jc exceeds 1/2, so the opponent is a sampled arm, rarely c itself.
@@ -443,11 +445,11 @@ fn assert_round_trip(policy: &str, ties: TieRule) {
     for step in 0..3_000 {
         let pair = state.select(&mut rng);
         if pair.first == pair.second || step % 7 == 0 {
-            state.record_tie(pair.first, pair.second, &mut rng).unwrap();
+            state.record(pair, Outcome::Tie, &mut rng).unwrap();
         } else if m.duel(pair.first, pair.second, &mut rng) {
-            state.record_win(pair.first, pair.second, &mut rng).unwrap();
+            state.record(pair, Outcome::FirstWins, &mut rng).unwrap();
         } else {
-            state.record_win(pair.second, pair.first, &mut rng).unwrap();
+            state.record(pair, Outcome::SecondWins, &mut rng).unwrap();
         }
     }
     let json = serde_json::to_string(&state).unwrap();
@@ -549,7 +551,7 @@ fn added_arms_join_a_batch_and_retired_arms_leave_it() {
         for _ in 0..2_000 {
             let pair = state.select(&mut rng);
             assert!(pair.first != 3 && pair.second != 3);
-            state.record_win(pair.first, pair.second, &mut rng).ok();
+            state.record(pair, Outcome::FirstWins, &mut rng).ok();
         }
     }
 }
@@ -596,10 +598,10 @@ mod properties {
                         let pair = state.select(&mut rng);
                         prop_assert!(state.active[pair.first] && state.active[pair.second]);
                         if outcome == 2 || pair.first == pair.second {
-                            state.record_tie(pair.first, pair.second, &mut rng).unwrap();
+                            state.record(pair, Outcome::Tie, &mut rng).unwrap();
                         } else {
-                            let (w, l) = if outcome == 0 { (pair.first, pair.second) } else { (pair.second, pair.first) };
-                            state.record_win(w, l, &mut rng).unwrap();
+                            let outcome = if outcome == 0 { Outcome::FirstWins } else { Outcome::SecondWins };
+                            state.record(pair, outcome, &mut rng).unwrap();
                             decided += 1;
                         }
                     }
@@ -632,7 +634,9 @@ fn self_duels_move_the_clocks_of_dts_and_merge_dts() {
     for text in ["dts", "merge_dts:batch_size=4,c=10"] {
         let mut state = BanditState::new(&spec(text), 4, TieRule::Ignore, &mut rng).unwrap();
         for _ in 0..5 {
-            state.record_win(0, 1, &mut rng).unwrap();
+            state
+                .record(Pair::new(0, 1), Outcome::FirstWins, &mut rng)
+                .unwrap();
         }
         let clock = |s: &BanditState| match &s.policy {
             AnyPolicy::Dts(p) => p.log_term(),
@@ -641,7 +645,9 @@ fn self_duels_move_the_clocks_of_dts_and_merge_dts() {
         };
         let before = clock(&state);
         let wins_before = state.wins.clone();
-        state.record_tie(2, 2, &mut rng).unwrap();
+        state
+            .record(Pair::new(2, 2), Outcome::Tie, &mut rng)
+            .unwrap();
         assert!(clock(&state) > before, "{text}: the clock did not move");
         assert_eq!(state.wins.total_wins(), wins_before.total_wins(), "{text}");
     }

@@ -47,7 +47,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::spec::{PolicyParams, check_range};
-use super::{Arm, BanditRng, Pair, Policy, View};
+use super::{Arm, BanditRng, Pair, Policy, View, Win};
 
 /// Horizon assumed when none is given (it enters only through `ln T`).
 pub const DEFAULT_HORIZON: u64 = 1_000_000;
@@ -273,7 +273,8 @@ impl Policy for BeatTheMean {
         Pair::new(w[a], w[b])
     }
 
-    fn update<R: Rng + ?Sized>(&mut self, view: &View, winner: Arm, loser: Arm, _rng: &mut R) {
+    fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, _rng: &mut R) {
+        let Win { winner, loser, .. } = win;
         self.learn(view, winner, loser, 1.0);
     }
 
@@ -459,7 +460,7 @@ mod tests {
                     p.tie(&view(&w), a, b, &mut rng);
                 } else {
                     w.record_win(a, b);
-                    p.update(&view(&w), a, b, &mut rng);
+                    p.update(&view(&w), Win::of(Pair::new(a, b), true), &mut rng);
                 }
             }
             assert_eq!(p.working(), &[0, 1, 2, 3, 4]);

@@ -11,12 +11,11 @@
 //!   applied (wins, and ties when ties count). `select` is read-only.
 //! - `L` is kept as counts per arm. The first epoch has no previous right arms, so its left arm
 //!   is uniform over the active arms (the paper's "arbitrary singleton" would favour one arm).
-//! - Outcomes do not say which side each arm was on. The side is inferred ([`super::sides`]):
-//!   arms `a`, `b` were (left `a`, right `b`) with odds `L(a) : L(b)`, using the left
-//!   distribution, which is known exactly, with half a pseudo-count per active arm so that an
-//!   outcome from an older epoch naming arms outside `L` still has odds (the box's proposal
-//!   distribution is not known: UCB is deterministic given a state that late outcomes change).
-//!   The inferred right arm is credited to the box and recorded in the epoch's right multiset.
+//! - Every outcome says which side won: the service keeps the duel's order in its token
+//!   ([`super::Outcome`]). The second (right) arm is credited to the box and recorded in the
+//!   epoch's right multiset. An outcome of an earlier epoch's duel, arriving late, is credited
+//!   to the current box: it is still a reply to a left arm drawn from a past `L`, which in the
+//!   utility-based setting has the same best reply.
 //! - A tie between two arms (only when ties count) gives the right arm reward 1/2. A self-duel
 //!   (the box proposed the left arm) is reward 1/2 for that arm: the box reads the self-tie
 //!   counts of the current epoch at selection.
@@ -28,10 +27,9 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::sides::a_was_left;
 use super::single_armed::{BoxRule, SingleArmed};
 use super::spec::{PolicyParams, check_range};
-use super::{Arm, BanditRng, Pair, Policy, View};
+use super::{Arm, BanditRng, Pair, Policy, View, Win};
 
 /// Parameters of `doubler`: its UCB box's alpha (Algorithm 1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -92,14 +90,6 @@ impl Doubler {
         1u64 << self.epoch.min(MAX_EPOCH)
     }
 
-    /// Weight of `arm` in `L` among active arms, with half a pseudo-count (see module docs).
-    fn left_weight(&self, view: &View, arm: Arm) -> f64 {
-        if !view.is_active(arm) {
-            return 0.0;
-        }
-        self.left.get(arm).copied().unwrap_or(0) as f64 + 0.5
-    }
-
     fn draw_left<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Arm {
         let total: u64 = view.active_arms().map(|a| self.left[a]).sum();
         if total == 0 {
@@ -116,14 +106,8 @@ impl Doubler {
         unreachable!("u is below the total of the active counts")
     }
 
-    /// Credits the outcome of a duel between `a` and `b` in which `a` scored `reward_a`.
-    fn credit<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, reward_a: f64, rng: &mut R) {
-        let a_left = a_was_left(self.left_weight(view, a), self.left_weight(view, b), rng);
-        let (right_arm, reward) = if a_left {
-            (b, 1.0 - reward_a)
-        } else {
-            (a, reward_a)
-        };
+    /// Credits a duel's right arm with its reward (1 win, 0 loss, 1/2 tie).
+    fn credit(&mut self, view: &View, right_arm: Arm, reward: f64) {
         self.right_box.record(right_arm, reward, view.active);
         self.right[right_arm] += 1;
         self.outcomes_in_epoch += 1;
@@ -148,15 +132,16 @@ impl Policy for Doubler {
         Pair::new(left, right)
     }
 
-    fn update<R: Rng + ?Sized>(&mut self, view: &View, winner: Arm, loser: Arm, rng: &mut R) {
-        if winner != loser {
-            self.credit(view, winner, loser, 1.0, rng);
+    fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, _rng: &mut R) {
+        if win.winner != win.loser {
+            let reward = if win.winner_first { 0.0 } else { 1.0 };
+            self.credit(view, win.duel().second, reward);
         }
     }
 
-    fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, rng: &mut R) {
+    fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, _rng: &mut R) {
         if a != b {
-            self.credit(view, a, b, 0.5, rng);
+            self.credit(view, b, 0.5);
         }
     }
 
@@ -213,16 +198,14 @@ mod tests {
                 // A self-duel is a tie, not an outcome: it does not count towards the epoch.
                 continue;
             }
-            d.update(&view, pair.first, pair.second, &mut rng);
+            d.update(&view, Win::of(pair, true), &mut rng);
             since += 1;
             if d.epoch != epoch {
                 lengths.push(since);
                 since = 0;
                 // L is exactly the right arms recorded in the epoch that just ended.
                 let mut expected = recorded_right;
-                let credited: Vec<Arm> = (0..4).filter(|&a| d.left[a] > expected[a]).collect();
-                assert_eq!(credited.len(), 1);
-                expected[credited[0]] += 1;
+                expected[pair.second] += 1;
                 assert_eq!(d.left, expected);
                 assert_eq!(d.right, vec![0; 4]);
                 assert_eq!(d.right_box.total_pulls(), 0.0);
@@ -237,7 +220,7 @@ mod tests {
     }
 
     #[test]
-    fn the_right_arm_is_the_one_outside_the_left_multiset() {
+    fn the_box_hears_of_the_second_arm_only() {
         let mut rng = BanditRng::seed_from_u64(2);
         let w = WinMatrix::new(3);
         let active = [true; 3];
@@ -248,12 +231,14 @@ mod tests {
         };
         let mut d = Doubler::new(DoublerParams::default(), 3, &mut rng);
         d.epoch = 5;
-        d.left = vec![1000, 0, 0];
-        // Odds of (left 0, right 2) are 1000.5 : 0.5; the box hears of arm 2 winning.
-        d.update(&view, 2, 0, &mut rng);
+        // (left 0, right 2), won by the right arm; then (left 2, right 0), won by the left arm.
+        d.update(&view, Win::of(Pair::new(0, 2), false), &mut rng);
+        d.update(&view, Win::of(Pair::new(2, 0), true), &mut rng);
         assert_eq!(d.right_box.mean(2), Some(1.0));
-        assert_eq!(d.right, vec![0, 0, 1]);
+        assert_eq!(d.right_box.mean(0), Some(0.0));
+        assert_eq!(d.right, vec![1, 0, 1]);
         d.tie(&view, 0, 1, &mut rng);
         assert_eq!(d.right_box.mean(1), Some(0.5));
+        assert_eq!(d.right, vec![1, 1, 1]);
     }
 }

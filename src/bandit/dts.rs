@@ -33,7 +33,7 @@ use super::cached::{Cached, evidence_total};
 use super::duel_table::{DuelTable, draw};
 use super::spec::{PolicyParams, check_range};
 use super::ucb::ucb;
-use super::{Arm, BanditRng, Pair, Policy, View};
+use super::{Arm, BanditRng, Pair, Policy, View, Win};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -199,7 +199,8 @@ impl Policy for Dts {
         Pair::new(c, second.arm().expect("c qualifies"))
     }
 
-    fn update<R: Rng + ?Sized>(&mut self, view: &View, winner: Arm, loser: Arm, _rng: &mut R) {
+    fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, _rng: &mut R) {
+        let Win { winner, loser, .. } = win;
         self.learn(view, winner, loser, true);
     }
 

@@ -45,7 +45,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::spec::PolicyParams;
-use super::{Arm, BanditRng, Pair, Policy, View};
+use super::{Arm, BanditRng, Pair, Policy, View, Win};
 
 /// Horizon assumed when none is given: long enough for the experiments joust runs, and `δ`
 /// depends on it only through `ln T`.
@@ -233,7 +233,8 @@ impl Policy for InterleavedFilter {
         Pair::new(self.incumbent, b)
     }
 
-    fn update<R: Rng + ?Sized>(&mut self, view: &View, winner: Arm, loser: Arm, _rng: &mut R) {
+    fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, _rng: &mut R) {
+        let Win { winner, loser, .. } = win;
         self.learn(view, winner, loser);
     }
 

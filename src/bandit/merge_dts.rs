@@ -41,7 +41,7 @@ use super::cached::{Cached, evidence_total};
 use super::duel_table::DuelTable;
 use super::spec::{PolicyParams, check_range};
 use super::tournament::{Confidence, Tournament};
-use super::{Arm, BanditRng, Pair, Policy, View};
+use super::{Arm, BanditRng, Pair, Policy, View, Win};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -202,7 +202,8 @@ impl Policy for MergeDts {
         Pair::new(c, second.arm().expect("batch is not empty"))
     }
 
-    fn update<R: Rng + ?Sized>(&mut self, view: &View, winner: Arm, loser: Arm, rng: &mut R) {
+    fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, rng: &mut R) {
+        let Win { winner, loser, .. } = win;
         self.learn(view, winner, loser, true, rng);
     }
 

@@ -24,7 +24,7 @@ use super::merge_dts::validate_merge;
 use super::spec::PolicyParams;
 use super::tournament::{Confidence, Tournament};
 use super::ucb::ucb;
-use super::{Arm, BanditRng, Pair, Policy, View};
+use super::{Arm, BanditRng, Pair, Policy, View, Win};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -100,7 +100,8 @@ impl Policy for MergeRucb {
         Pair::new(c, best.arm().expect("batch is not empty"))
     }
 
-    fn update<R: Rng + ?Sized>(&mut self, view: &View, winner: Arm, loser: Arm, rng: &mut R) {
+    fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, rng: &mut R) {
+        let Win { winner, loser, .. } = win;
         self.tournament.record(view, winner, loser, false, rng);
     }
 

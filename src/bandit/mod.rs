@@ -33,7 +33,6 @@ pub mod rex3;
 pub mod rmed1;
 pub mod rucb;
 pub mod self_sparring;
-pub mod sides;
 pub mod single_armed;
 pub mod sparring;
 pub mod spec;
@@ -68,6 +67,53 @@ pub struct Pair {
 impl Pair {
     pub fn new(first: Arm, second: Arm) -> Self {
         Pair { first, second }
+    }
+}
+
+/// How a duel ended, by the places of its arms in the [`Pair`] that `select` returned. The
+/// service keeps that order in the duel's token, so every outcome says which side won.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    FirstWins,
+    SecondWins,
+    Tie,
+}
+
+/// A decided duel as a policy learns it: the winner, the loser, and whether the winner was the
+/// duel's first arm. Most policies read only the winner and the loser; the reductions of Ailon,
+/// Karnin and Joachims (Sparring, Doubler, MultiSBM) credit each side's box with its own arm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Win {
+    pub winner: Arm,
+    pub loser: Arm,
+    pub winner_first: bool,
+}
+
+impl Win {
+    /// The win of `duel`'s first arm (`first_won`) or of its second.
+    pub fn of(duel: Pair, first_won: bool) -> Self {
+        if first_won {
+            Win {
+                winner: duel.first,
+                loser: duel.second,
+                winner_first: true,
+            }
+        } else {
+            Win {
+                winner: duel.second,
+                loser: duel.first,
+                winner_first: false,
+            }
+        }
+    }
+
+    /// The duel in the order `select` returned it.
+    pub fn duel(&self) -> Pair {
+        if self.winner_first {
+            Pair::new(self.winner, self.loser)
+        } else {
+            Pair::new(self.loser, self.winner)
+        }
     }
 }
 
@@ -121,12 +167,13 @@ pub trait Policy {
     /// Chooses the next duel among active arms. Must not change persistent state.
     fn select<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Pair;
 
-    /// Learns that `winner` beat `loser`. `view.wins` already includes this outcome.
+    /// Learns that `win.winner` beat `win.loser`. `view.wins` already includes this outcome.
     /// Called only when both arms are active.
-    fn update<R: Rng + ?Sized>(&mut self, view: &View, winner: Arm, loser: Arm, rng: &mut R);
+    fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, rng: &mut R);
 
-    /// Learns of a tie between `a` and `b` when the experiment counts ties as half a win each.
-    /// `view.wins` already includes it. The default does nothing beyond the shared counts.
+    /// Learns of a tie in the duel (`a` first, `b` second) when the experiment counts ties as
+    /// half a win each. `view.wins` already includes it. The default does nothing beyond the
+    /// shared counts.
     fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, rng: &mut R) {
         let _ = (view, a, b, rng);
     }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 #[allow(unused_imports)]
 use super::spec::PolicyParams;
-use super::{Arm, BanditRng, Pair, Policy, PolicySpec, SpecError, View};
+use super::{Arm, BanditRng, Pair, Policy, PolicySpec, SpecError, View, Win};
 
 macro_rules! policies {
     ($( $name:literal => $variant:ident($ty:path, $params:path) ),* $(,)?) => {
@@ -52,8 +52,8 @@ macro_rules! policies {
                 match self { $( AnyPolicy::$variant(p) => p.select(view, rng), )* }
             }
             #[inline]
-            fn update<R: Rng + ?Sized>(&mut self, view: &View, winner: Arm, loser: Arm, rng: &mut R) {
-                match self { $( AnyPolicy::$variant(p) => p.update(view, winner, loser, rng), )* }
+            fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, rng: &mut R) {
+                match self { $( AnyPolicy::$variant(p) => p.update(view, win, rng), )* }
             }
             fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, rng: &mut R) {
                 match self { $( AnyPolicy::$variant(p) => p.tie(view, a, b, rng), )* }

@@ -32,7 +32,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::spec::{PolicyParams, check_range};
-use super::{Arm, BanditRng, Pair, Policy, View};
+use super::{Arm, BanditRng, Pair, Policy, View, Win};
 
 /// Horizon used to tune `γ` when neither is given.
 pub const DEFAULT_HORIZON: u64 = 1_000_000;
@@ -156,7 +156,8 @@ impl Policy for Rex3 {
         Pair::new(self.draw(view, rng), self.draw(view, rng))
     }
 
-    fn update<R: Rng + ?Sized>(&mut self, view: &View, winner: Arm, loser: Arm, _rng: &mut R) {
+    fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, _rng: &mut R) {
+        let Win { winner, loser, .. } = win;
         if winner == loser {
             return;
         }
@@ -232,7 +233,11 @@ mod tests {
         let mut p = Rex3::new(params, 4, &mut BanditRng::seed_from_u64(0));
         p.refresh(&view);
         assert!((p.probability(0) - 0.25).abs() < 1e-12);
-        p.update(&view, 0, 1, &mut BanditRng::seed_from_u64(0));
+        p.update(
+            &view,
+            Win::of(Pair::new(0, 1), true),
+            &mut BanditRng::seed_from_u64(0),
+        );
         // Winner: +γ/(2 K p) = 0.4 / (2 · 4 · 0.25) = 0.2; loser: -0.2; shifted so the max is 0.
         assert!((p.log_weight(0) - 0.0).abs() < 1e-12);
         assert!((p.log_weight(1) + 0.4).abs() < 1e-12);
@@ -255,8 +260,8 @@ mod tests {
         let mut rng = BanditRng::seed_from_u64(1);
         // Raw weights would reach exp(10^5 · 0.08) and overflow long before the end.
         for _ in 0..100_000 {
-            p.update(&view, 0, 1, &mut rng);
-            p.update(&view, 0, 2, &mut rng);
+            p.update(&view, Win::of(Pair::new(0, 1), true), &mut rng);
+            p.update(&view, Win::of(Pair::new(0, 2), true), &mut rng);
         }
         assert!((0..3).all(|a| p.log_weight(a).is_finite() && p.probability(a).is_finite()));
         // The losers keep their exploration floor γ / K.

@@ -48,7 +48,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::spec::{PolicyParams, check_range};
-use super::{Arm, BanditRng, Pair, Policy, View};
+use super::{Arm, BanditRng, Pair, Policy, View, Win};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -305,7 +305,8 @@ impl Policy for Rmed1 {
         Pair::new(l, self.target(view, l))
     }
 
-    fn update<R: Rng + ?Sized>(&mut self, view: &View, winner: Arm, loser: Arm, _rng: &mut R) {
+    fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, _rng: &mut R) {
+        let Win { winner, loser, .. } = win;
         // A self-duel carries no evidence about any pair.
         if winner != loser {
             self.learn(view, winner, loser, 1.0);
@@ -461,7 +462,7 @@ mod tests {
                     p.tie(&view(&w), a, b, &mut rng);
                 } else {
                     w.record_win(a, b);
-                    p.update(&view(&w), a, b, &mut rng);
+                    p.update(&view(&w), Win::of(Pair::new(a, b), true), &mut rng);
                 }
             }
             let mut fresh = p.clone();

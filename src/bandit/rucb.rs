@@ -34,7 +34,7 @@ use super::argbest::ArgMax;
 use super::cached::{Cached, evidence_total};
 use super::spec::{PolicyParams, check_range};
 use super::ucb::{threshold, ucb};
-use super::{Arm, BanditRng, Pair, Policy, View};
+use super::{Arm, BanditRng, Pair, Policy, View, Win};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -253,7 +253,8 @@ impl Policy for Rucb {
         Pair::new(c, best.arm().expect("c itself is active"))
     }
 
-    fn update<R: Rng + ?Sized>(&mut self, view: &View, winner: Arm, loser: Arm, _rng: &mut R) {
+    fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, _rng: &mut R) {
+        let Win { winner, loser, .. } = win;
         self.t += 1;
         self.refresh(view, winner, loser);
     }
@@ -302,16 +303,20 @@ mod tests {
     /// examined again.
     #[test]
     fn self_duels_advance_the_clock_when_ties_are_ignored() {
-        use crate::bandit::{BanditState, PolicySpec};
+        use crate::bandit::{BanditState, Outcome, PolicySpec};
         let mut rng = BanditRng::seed_from_u64(2);
         let spec = PolicySpec::parse_cli("rucb").unwrap();
         let mut state = BanditState::new(&spec, 2, TieRule::Ignore, &mut rng).unwrap();
         for _ in 0..10 {
-            state.record_win(0, 1, &mut rng).unwrap();
+            state
+                .record(Pair::new(0, 1), Outcome::FirstWins, &mut rng)
+                .unwrap();
         }
         assert_eq!(state.select(&mut rng), Pair::new(0, 0));
         for _ in 0..120 {
-            state.record_tie(0, 0, &mut rng).unwrap();
+            state
+                .record(Pair::new(0, 0), Outcome::Tie, &mut rng)
+                .unwrap();
         }
         assert_eq!(
             state.select(&mut rng),
@@ -319,7 +324,9 @@ mod tests {
             "t = 131 is too early"
         );
         for _ in 0..10 {
-            state.record_tie(0, 0, &mut rng).unwrap();
+            state
+                .record(Pair::new(0, 0), Outcome::Tie, &mut rng)
+                .unwrap();
         }
         // Arm 1 is back in play (as challenger, or as a potential champion itself).
         let pair = state.select(&mut rng);
@@ -351,7 +358,7 @@ mod tests {
                 active: &active,
                 ties: TieRule::Ignore,
             };
-            p.update(&view, a, b, &mut rng);
+            p.update(&view, Win::of(Pair::new(a, b), true), &mut rng);
             let fresh = p.fresh(&view).expect("cache in step").worst.clone();
             let direct: Vec<f64> = (0..4).map(|c| p.worst_direct(&view, c)).collect();
             assert_eq!(fresh, direct);

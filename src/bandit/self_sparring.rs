@@ -26,7 +26,7 @@ use rand_distr::{Beta, Distribution};
 use serde::{Deserialize, Serialize};
 
 use super::spec::PolicyParams;
-use super::{Arm, BanditRng, Pair, Policy, View};
+use super::{Arm, BanditRng, Pair, Policy, View, Win};
 
 /// Self-Sparring has no parameters.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -94,7 +94,8 @@ impl Policy for SelfSparring {
         Pair::new(self.thompson_draw(view, rng), self.thompson_draw(view, rng))
     }
 
-    fn update<R: Rng + ?Sized>(&mut self, _view: &View, winner: Arm, loser: Arm, _rng: &mut R) {
+    fn update<R: Rng + ?Sized>(&mut self, _view: &View, win: Win, _rng: &mut R) {
+        let Win { winner, loser, .. } = win;
         if winner != loser {
             self.wins[winner] += 1.0;
             self.losses[loser] += 1.0;
@@ -142,7 +143,7 @@ mod tests {
         };
         let mut s = SelfSparring::new(SelfSparringParams {}, 3, &mut rng);
         assert_eq!(s.belief(&view), None);
-        s.update(&view, 2, 0, &mut rng);
+        s.update(&view, Win::of(Pair::new(2, 0), true), &mut rng);
         s.tie(&view, 0, 1, &mut rng);
         s.tie(&view, 1, 1, &mut rng);
         assert_eq!(s.wins, vec![1.5, 1.5, 2.0]);

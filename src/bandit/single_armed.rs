@@ -23,7 +23,8 @@
 //!   Without this a deterministic UCB box whose partner proposes the same arm would propose that
 //!   self-duel forever, since no update would ever move its index. EXP3's weights can only
 //!   change in `record`, so `choose` ignores the pending self-duels for it; a caller that wants
-//!   EXP3 to learn from them records them as reward 1/2 (Sparring does, at its next update).
+//!   EXP3 to learn from them records them itself (Sparring records each as the paper's fair
+//!   coin: reward 1 in one box, 0 in the other).
 //! - Arms can be added (they start with no pulls, so UCB tries them at once) and retired (the
 //!   caller passes the active set, and a retired arm is never proposed again).
 
@@ -141,19 +142,6 @@ impl SingleArmed {
         self.pulls[arm] += 1.0;
         self.rewards[arm] += reward;
         self.total_pulls += 1.0;
-    }
-
-    /// How likely this box is to propose `arm`, relative to its other arms, as used to tell which
-    /// box an outcome belongs to ([`super::sides`]). EXP3 proposes from an explicit distribution
-    /// and returns its exact current probability. UCB and Thompson have no usable one (UCB is
-    /// deterministic given a state that late outcomes keep changing) and return 1 for every arm,
-    /// i.e. no evidence. Deriving one from the box's own feedback counts is a trap: a box never
-    /// credited with an arm would never be credited with it, while proposing it forever.
-    pub fn play_weight(&self, arm: Arm, active: &[bool]) -> f64 {
-        match self.rule {
-            BoxRule::Exp3 { gamma } => self.exp3_probability(gamma, arm, active),
-            _ => 1.0,
-        }
     }
 
     fn ensure_arm(&mut self, arm: Arm) {
@@ -406,7 +394,7 @@ mod tests {
             b.record(0, 1.0, &active);
         }
         assert!(b.log_weights.iter().all(|w| w.is_finite()));
-        let p = b.play_weight(0, &active);
+        let p = b.exp3_probability(0.5, 0, &active);
         assert!((p - 0.75).abs() < 1e-9, "{p}");
     }
 }

@@ -6,7 +6,9 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::champion::{self, ChampionReport};
-use super::{AnyPolicy, Arm, BanditRng, Pair, Policy, PolicySpec, SpecError, View, WinMatrix};
+use super::{
+    AnyPolicy, Arm, BanditRng, Outcome, Pair, Policy, PolicySpec, SpecError, View, Win, WinMatrix,
+};
 
 /// Version of the serialised state layout. A later release that changes the layout bumps it and
 /// keeps reading older versions.
@@ -114,40 +116,30 @@ impl BanditState {
         }
     }
 
-    /// Records that `winner` beat `loser`. The win always counts in the win matrix (even for an
-    /// arm retired since the duel was issued); the policy learns only while both arms are active.
-    pub fn record_win<R: Rng + ?Sized>(
+    /// Records how `duel` (in the order `select` returned it) ended. The outcome always counts
+    /// in the win matrix or the tie counts (even for an arm retired since the duel was issued);
+    /// the policy learns only while both arms are active: of a win always, of a tie when ties
+    /// count as half a win, and of a self-duel as a time step otherwise.
+    pub fn record<R: Rng + ?Sized>(
         &mut self,
-        winner: Arm,
-        loser: Arm,
+        duel: Pair,
+        outcome: Outcome,
         rng: &mut R,
     ) -> Result<(), StateError> {
-        self.check_arm(winner)?;
-        self.check_arm(loser)?;
-        self.wins.record_win(winner, loser);
-        if self.active[winner] && self.active[loser] {
-            let view = View {
-                wins: &self.wins,
-                active: &self.active,
-                ties: self.ties,
-            };
-            self.policy.update(&view, winner, loser, rng);
+        self.check_arm(duel.first)?;
+        self.check_arm(duel.second)?;
+        let win = match outcome {
+            // An arm cannot beat itself: a self-duel is a tie whatever the outcome says.
+            _ if duel.first == duel.second => None,
+            Outcome::FirstWins => Some(Win::of(duel, true)),
+            Outcome::SecondWins => Some(Win::of(duel, false)),
+            Outcome::Tie => None,
+        };
+        match win {
+            Some(w) => self.wins.record_win(w.winner, w.loser),
+            None => self.wins.record_tie(duel.first, duel.second),
         }
-        Ok(())
-    }
-
-    /// Records a tie. It always counts in the tie counts; the policy hears of it as a tie only
-    /// when ties count as half a win, and of a self-duel as a time step otherwise.
-    pub fn record_tie<R: Rng + ?Sized>(
-        &mut self,
-        a: Arm,
-        b: Arm,
-        rng: &mut R,
-    ) -> Result<(), StateError> {
-        self.check_arm(a)?;
-        self.check_arm(b)?;
-        self.wins.record_tie(a, b);
-        if !(self.active[a] && self.active[b]) {
+        if !(self.active[duel.first] && self.active[duel.second]) {
             return Ok(());
         }
         let view = View {
@@ -155,10 +147,13 @@ impl BanditState {
             active: &self.active,
             ties: self.ties,
         };
-        if self.ties == TieRule::HalfWin {
-            self.policy.tie(&view, a, b, rng);
-        } else if a == b {
-            self.policy.self_duel(&view, a, rng);
+        match win {
+            Some(w) => self.policy.update(&view, w, rng),
+            None if self.ties == TieRule::HalfWin => {
+                self.policy.tie(&view, duel.first, duel.second, rng)
+            }
+            None if duel.first == duel.second => self.policy.self_duel(&view, duel.first, rng),
+            None => {}
         }
         Ok(())
     }

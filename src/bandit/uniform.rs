@@ -5,7 +5,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::spec::PolicyParams;
-use super::{Arm, BanditRng, Pair, Policy, View};
+use super::{Arm, BanditRng, Pair, Policy, View, Win};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -41,7 +41,7 @@ impl Policy for Uniform {
         Pair::new(arms[a], arms[b])
     }
 
-    fn update<R: Rng + ?Sized>(&mut self, _: &View, _: Arm, _: Arm, _: &mut R) {}
+    fn update<R: Rng + ?Sized>(&mut self, _: &View, _: Win, _: &mut R) {}
 
     fn arm_added(&mut self, _: &View, _: Arm) {}
 

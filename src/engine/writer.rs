@@ -18,7 +18,7 @@ use std::sync::Arc;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 use uuid::Uuid;
 
-use crate::bandit::{Arm, BanditRng, BanditState};
+use crate::bandit::{Arm, BanditRng, BanditState, Outcome, Pair};
 use crate::store::outcomes::{self, OutcomeRow};
 use crate::store::{self, experiments};
 
@@ -331,18 +331,20 @@ fn apply<'a>(
 ) -> Result<(i64, i64), EngineError> {
     let (mut applied, mut ties) = (0, 0);
     for o in outcomes {
-        let result = match o.winner {
-            Some(w) => {
-                applied += 1;
-                let l = if w == o.first { o.second } else { o.first };
-                state.record_win(w, l, rng)
-            }
-            None => {
-                ties += 1;
-                state.record_tie(o.first, o.second, rng)
-            }
+        // The token kept the duel in the order it was selected, so the policy learns the sides.
+        let outcome = match o.winner {
+            Some(w) if w == o.first => Outcome::FirstWins,
+            Some(_) => Outcome::SecondWins,
+            None => Outcome::Tie,
         };
-        result.map_err(|e| EngineError::Internal(e.to_string()))?;
+        if outcome == Outcome::Tie {
+            ties += 1;
+        } else {
+            applied += 1;
+        }
+        state
+            .record(Pair::new(o.first, o.second), outcome, rng)
+            .map_err(|e| EngineError::Internal(e.to_string()))?;
     }
     Ok((applied, ties))
 }

@@ -7,13 +7,9 @@ use rand::Rng;
 use super::PrefMatrix;
 use crate::bandit::Pair;
 
-/// The result of one duel, from the point of view of `pair.first`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    FirstWins,
-    SecondWins,
-    Tie,
-}
+/// The result of one duel, from the point of view of `pair.first`: the bandit's own type, so an
+/// environment's answer goes to the policy with the sides it was played on.
+pub use crate::bandit::Outcome;
 
 /// Anything that can answer a duel. `&mut self` because a click model may keep state (e.g. the
 /// query stream); a preference matrix does not need it.

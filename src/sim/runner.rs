@@ -46,11 +46,7 @@ fn apply<R: rand::Rng + ?Sized>(
     outcome: Outcome,
     rng: &mut R,
 ) -> Result<(), StateError> {
-    match outcome {
-        Outcome::FirstWins => state.record_win(pair.first, pair.second, rng),
-        Outcome::SecondWins => state.record_win(pair.second, pair.first, rng),
-        Outcome::Tie => state.record_tie(pair.first, pair.second, rng),
-    }
+    state.record(pair, outcome, rng)
 }
 
 /// Runs `spec` for `checkpoints.last()` steps on `k` arms against `environment`, scoring duels

@@ -2,7 +2,7 @@
 //! or delayed, batched feedback.
 #![allow(dead_code)]
 
-use joust::bandit::{Arm, BanditRng, BanditState, PolicySpec, TieRule};
+use joust::bandit::{Arm, BanditRng, BanditState, Outcome, Pair, PolicySpec, TieRule};
 use joust::sim::PrefMatrix;
 use rand::{Rng, SeedableRng};
 use std::collections::VecDeque;
@@ -29,6 +29,57 @@ pub const DELAYED: Feedback = Feedback {
     lost: 0.0,
 };
 
+/// Outcomes on their way to the policy: each becomes available `delay` steps after its duel and
+/// is applied, in a shuffled batch, once `batch` are available.
+struct InFlight {
+    feedback: Feedback,
+    pending: VecDeque<(usize, Pair, Outcome)>,
+    ready: Vec<(Pair, Outcome)>,
+}
+
+impl InFlight {
+    fn new(feedback: Feedback) -> Self {
+        InFlight {
+            feedback,
+            pending: VecDeque::new(),
+            ready: Vec::new(),
+        }
+    }
+
+    /// Sends the outcome of the duel selected at step `t`, unless it is lost.
+    fn send(&mut self, t: usize, duel: Pair, first_wins: bool, rng: &mut BanditRng) {
+        if rng.random::<f64>() < self.feedback.lost {
+            return;
+        }
+        let outcome = if duel.first == duel.second {
+            Outcome::Tie
+        } else if first_wins {
+            Outcome::FirstWins
+        } else {
+            Outcome::SecondWins
+        };
+        self.pending
+            .push_back((t + self.feedback.delay, duel, outcome));
+    }
+
+    /// Applies what is due at step `t` once a full batch is available.
+    fn deliver(&mut self, t: usize, state: &mut BanditState, rng: &mut BanditRng) {
+        while self.pending.front().is_some_and(|(due, _, _)| *due <= t) {
+            let (_, duel, outcome) = self.pending.pop_front().unwrap();
+            self.ready.push((duel, outcome));
+        }
+        if self.ready.len() >= self.feedback.batch {
+            // Shuffle within the batch: outcomes arrive out of order.
+            for i in (1..self.ready.len()).rev() {
+                self.ready.swap(i, rng.random_range(0..=i));
+            }
+            for (duel, outcome) in self.ready.drain(..) {
+                state.record(duel, outcome, rng).unwrap();
+            }
+        }
+    }
+}
+
 /// Runs `spec` on `matrix` for `steps` selections, arms shuffled by `seed` as the papers do.
 /// Returns the final state and the permutation (state arm `a` is matrix arm `perm[a]`).
 pub fn run(
@@ -46,39 +97,16 @@ pub fn run(
     }
     let m = matrix.permuted(&perm);
     let mut state = BanditState::new(spec, k, TieRule::Ignore, &mut rng).expect("valid spec");
-    let mut pending: VecDeque<(usize, Arm, Arm)> = VecDeque::new();
-    let mut ready: Vec<(Arm, Arm)> = Vec::new();
+    let mut in_flight = InFlight::new(feedback);
     for t in 0..steps {
         let pair = state.select(&mut rng);
         assert!(
             state.active[pair.first] && state.active[pair.second],
             "selected a retired arm"
         );
-        if rng.random::<f64>() >= feedback.lost {
-            let (w, l) = if m.duel(pair.first, pair.second, &mut rng) {
-                (pair.first, pair.second)
-            } else {
-                (pair.second, pair.first)
-            };
-            pending.push_back((t + feedback.delay, w, l));
-        }
-        while pending.front().is_some_and(|(due, _, _)| *due <= t) {
-            let (_, w, l) = pending.pop_front().unwrap();
-            ready.push((w, l));
-        }
-        if ready.len() >= feedback.batch {
-            // Shuffle within the batch: outcomes arrive out of order.
-            for i in (1..ready.len()).rev() {
-                ready.swap(i, rng.random_range(0..=i));
-            }
-            for (w, l) in ready.drain(..) {
-                if w == l {
-                    state.record_tie(w, l, &mut rng).unwrap();
-                } else {
-                    state.record_win(w, l, &mut rng).unwrap();
-                }
-            }
-        }
+        let first_wins = m.duel(pair.first, pair.second, &mut rng);
+        in_flight.send(t, pair, first_wins, &mut rng);
+        in_flight.deliver(t, &mut state, &mut rng);
     }
     (state, perm)
 }
@@ -132,13 +160,14 @@ pub fn run_with_ties(
             state.active[pair.first] && state.active[pair.second],
             "selected a retired arm"
         );
-        if pair.first == pair.second || rng.random::<f64>() < tie_prob {
-            state.record_tie(pair.first, pair.second, &mut rng).unwrap();
+        let outcome = if pair.first == pair.second || rng.random::<f64>() < tie_prob {
+            Outcome::Tie
         } else if m.duel(pair.first, pair.second, &mut rng) {
-            state.record_win(pair.first, pair.second, &mut rng).unwrap();
+            Outcome::FirstWins
         } else {
-            state.record_win(pair.second, pair.first, &mut rng).unwrap();
-        }
+            Outcome::SecondWins
+        };
+        state.record(pair, outcome, &mut rng).unwrap();
     }
     (state, perm)
 }
@@ -162,8 +191,7 @@ pub fn run_with_late_arm(
     }
     let mut state =
         BanditState::new(spec, perm.len(), TieRule::Ignore, &mut rng).expect("valid spec");
-    let mut pending: VecDeque<(usize, Arm, Arm)> = VecDeque::new();
-    let mut ready: Vec<(Arm, Arm)> = Vec::new();
+    let mut in_flight = InFlight::new(feedback);
     for t in 0..steps {
         if t == add_at {
             let arm = state.add_arm();
@@ -175,31 +203,9 @@ pub fn run_with_late_arm(
             state.active[pair.first] && state.active[pair.second],
             "selected a retired arm"
         );
-        if rng.random::<f64>() >= feedback.lost {
-            let (a, b) = (pair.first, pair.second);
-            let (w, l) = if a != b && matrix.duel(perm[a], perm[b], &mut rng) {
-                (a, b)
-            } else {
-                (b, a)
-            };
-            pending.push_back((t + feedback.delay, w, l));
-        }
-        while pending.front().is_some_and(|(due, _, _)| *due <= t) {
-            let (_, w, l) = pending.pop_front().unwrap();
-            ready.push((w, l));
-        }
-        if ready.len() >= feedback.batch {
-            for i in (1..ready.len()).rev() {
-                ready.swap(i, rng.random_range(0..=i));
-            }
-            for (w, l) in ready.drain(..) {
-                if w == l {
-                    state.record_tie(w, l, &mut rng).unwrap();
-                } else {
-                    state.record_win(w, l, &mut rng).unwrap();
-                }
-            }
-        }
+        let first_wins = matrix.duel(perm[pair.first], perm[pair.second], &mut rng);
+        in_flight.send(t, pair, first_wins, &mut rng);
+        in_flight.deliver(t, &mut state, &mut rng);
     }
     (state, perm)
 }
