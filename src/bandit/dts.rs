@@ -12,8 +12,12 @@
 //!    l_cc = 1/2), ties at random.
 //!
 //! DTS targets Copeland winners and does not need a Condorcet winner; it eliminates nothing, so it
-//! reports no contenders and no belief. A step costs O(K^2) (the Copeland scores): it is meant for
-//! experiments of tens of arms, not hundreds.
+//! reports no contenders. Its belief is the arm it chose first most often, counted over the
+//! outcomes heard (their tokens keep the order of the duel): the first arm is DTS's own pick
+//! of a likely Copeland winner, and it concentrates on the winner long before the sparse win
+//! matrix names it (on MSLR's 136 rankers the win matrix's Copeland leader was never the winner
+//! up to 10^5 steps). A step costs O(K^2) (the Copeland scores): it is meant for experiments of
+//! tens of arms, not hundreds.
 //!
 //! Conventions: counts carry a prior of one win each way (as the MergeDTS authors' implementation
 //! of DTS does), so means and bounds use w + 1 wins out of n + 2; t is the number of outcomes heard
@@ -59,6 +63,9 @@ pub struct Dts {
     alpha: f64,
     /// Outcomes heard so far.
     t: u64,
+    /// Outcomes heard per arm of duels that arm led (was chosen first); grows with the arms.
+    #[serde(default)]
+    first_counts: Vec<u64>,
     #[serde(skip)]
     table: Cached<(u64, DuelTable)>,
 }
@@ -68,6 +75,7 @@ impl Dts {
         Dts {
             alpha: params.alpha,
             t: 0,
+            first_counts: Vec::new(),
             table: Cached(None),
         }
     }
@@ -137,6 +145,19 @@ impl Dts {
         self.table = Cached(Some((evidence_total(view), table)));
     }
 
+    /// Counts an outcome of a duel that `first` led.
+    fn count_first(&mut self, first: Arm) {
+        if self.first_counts.len() <= first {
+            self.first_counts.resize(first + 1, 0);
+        }
+        self.first_counts[first] += 1;
+    }
+
+    /// How many outcomes were heard of duels `arm` led.
+    pub fn times_first(&self, arm: Arm) -> u64 {
+        self.first_counts.get(arm).copied().unwrap_or(0)
+    }
+
     fn learn(&mut self, view: &View, a: Arm, b: Arm, won: bool) {
         self.t += 1;
         let total = evidence_total(view);
@@ -201,15 +222,19 @@ impl Policy for Dts {
 
     fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, _rng: &mut R) {
         let Win { winner, loser, .. } = win;
+        self.count_first(win.duel().first);
         self.learn(view, winner, loser, true);
     }
 
     fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, _rng: &mut R) {
+        self.count_first(a);
         self.learn(view, a, b, false);
     }
 
-    fn self_duel<R: Rng + ?Sized>(&mut self, _view: &View, _arm: Arm, _rng: &mut R) {
-        // A step with no evidence: only the clock moves (see `Policy::self_duel`).
+    fn self_duel<R: Rng + ?Sized>(&mut self, _view: &View, arm: Arm, _rng: &mut R) {
+        // A step with no evidence: only the clock moves (see `Policy::self_duel`), and the
+        // count of the arm that led it.
+        self.count_first(arm);
         self.t += 1;
     }
 
@@ -223,5 +248,26 @@ impl Policy for Dts {
 
     fn arm_retired(&mut self, view: &View, _arm: Arm) {
         self.rebuild(view);
+    }
+
+    fn belief(&self, view: &View) -> Option<Arm> {
+        super::argbest::highest_positive(view.active_arms(), |a| self.times_first(a) as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// States written before DTS had a belief have no `first_counts`: they still load, with no
+    /// belief until DTS leads a duel.
+    #[test]
+    fn states_without_first_counts_still_load() {
+        let old: Dts = serde_json::from_str(r#"{"alpha": 0.51, "t": 12}"#).unwrap();
+        assert_eq!(old.t, 12);
+        assert_eq!(old.times_first(3), 0);
+        let mut d = old.clone();
+        d.count_first(3);
+        assert_eq!((d.times_first(3), d.times_first(0)), (1, 0));
     }
 }
