@@ -152,13 +152,7 @@ fn regret_at_half_and_end(policy: &str, m: &PrefMatrix, steps: usize, runs: u64)
         for t in 1..=steps {
             let pair = state.select(&mut rng);
             total += regret.of_pair(pair.first, pair.second);
-            let outcome = if pair.first == pair.second {
-                Outcome::Tie
-            } else if m.duel(pair.first, pair.second, &mut rng) {
-                Outcome::FirstWins
-            } else {
-                Outcome::SecondWins
-            };
+            let outcome = support::draw_outcome(&m, pair, &mut rng);
             state.record(pair, outcome, &mut rng).unwrap();
             if t == steps / 2 {
                 half += total;

@@ -29,6 +29,17 @@ pub const DELAYED: Feedback = Feedback {
     lost: 0.0,
 };
 
+/// The outcome of `duel` drawn from `m`: a ranker against itself ties.
+pub fn draw_outcome(m: &PrefMatrix, duel: Pair, rng: &mut BanditRng) -> Outcome {
+    if duel.first == duel.second {
+        Outcome::Tie
+    } else if m.duel(duel.first, duel.second, rng) {
+        Outcome::FirstWins
+    } else {
+        Outcome::SecondWins
+    }
+}
+
 /// Outcomes on their way to the policy: each becomes available `delay` steps after its duel and
 /// is applied, in a shuffled batch, once `batch` are available.
 struct InFlight {
@@ -160,12 +171,10 @@ pub fn run_with_ties(
             state.active[pair.first] && state.active[pair.second],
             "selected a retired arm"
         );
-        let outcome = if pair.first == pair.second || rng.random::<f64>() < tie_prob {
+        let outcome = if pair.first != pair.second && rng.random::<f64>() < tie_prob {
             Outcome::Tie
-        } else if m.duel(pair.first, pair.second, &mut rng) {
-            Outcome::FirstWins
         } else {
-            Outcome::SecondWins
+            draw_outcome(&m, pair, &mut rng)
         };
         state.record(pair, outcome, &mut rng).unwrap();
     }
