@@ -133,10 +133,8 @@ impl Policy for Doubler {
     }
 
     fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, _rng: &mut R) {
-        if win.winner != win.loser {
-            let reward = if win.winner_first { 0.0 } else { 1.0 };
-            self.credit(view, win.duel().second, reward);
-        }
+        let reward = if win.winner_first { 0.0 } else { 1.0 };
+        self.credit(view, win.duel().second, reward);
     }
 
     fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, _rng: &mut R) {

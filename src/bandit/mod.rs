@@ -168,7 +168,8 @@ pub trait Policy {
     fn select<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Pair;
 
     /// Learns that `win.winner` beat `win.loser`. `view.wins` already includes this outcome.
-    /// Called only when both arms are active.
+    /// Called only when both arms are active and distinct ([`BanditState::record`] turns a
+    /// self-duel into a tie whatever its outcome says).
     fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, rng: &mut R);
 
     /// Learns of a tie in the duel (`a` first, `b` second) when the experiment counts ties as

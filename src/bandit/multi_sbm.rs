@@ -150,11 +150,9 @@ impl Policy for MultiSbm {
     }
 
     fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, _rng: &mut R) {
-        if win.winner != win.loser {
-            let duel = win.duel();
-            let reward = if win.winner_first { 0.0 } else { 1.0 };
-            self.credit(view, duel.first, duel.second, reward);
-        }
+        let duel = win.duel();
+        let reward = if win.winner_first { 0.0 } else { 1.0 };
+        self.credit(view, duel.first, duel.second, reward);
     }
 
     fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, _rng: &mut R) {

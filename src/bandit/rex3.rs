@@ -158,9 +158,6 @@ impl Policy for Rex3 {
 
     fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, _rng: &mut R) {
         let Win { winner, loser, .. } = win;
-        if winner == loser {
-            return;
-        }
         let k = view.active_arms().count() as f64;
         let rate = self.gamma / k;
         self.log_weights[winner] += rate / (2.0 * self.probs[winner]);

@@ -307,10 +307,7 @@ impl Policy for Rmed1 {
 
     fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, _rng: &mut R) {
         let Win { winner, loser, .. } = win;
-        // A self-duel carries no evidence about any pair.
-        if winner != loser {
-            self.learn(view, winner, loser, 1.0);
-        }
+        self.learn(view, winner, loser, 1.0);
     }
 
     /// A tie counts as half a win for each side: it is evidence like a win.

@@ -96,10 +96,8 @@ impl Policy for SelfSparring {
 
     fn update<R: Rng + ?Sized>(&mut self, _view: &View, win: Win, _rng: &mut R) {
         let Win { winner, loser, .. } = win;
-        if winner != loser {
-            self.wins[winner] += 1.0;
-            self.losses[loser] += 1.0;
-        }
+        self.wins[winner] += 1.0;
+        self.losses[loser] += 1.0;
     }
 
     fn tie<R: Rng + ?Sized>(&mut self, _view: &View, a: Arm, b: Arm, _rng: &mut R) {

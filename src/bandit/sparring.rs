@@ -21,9 +21,9 @@
 //!   deterministic, so with equal histories they propose the same arms. Crediting both with 1/2
 //!   kept their histories equal: they explored a suboptimal arm in the same step, duelled it
 //!   with itself, read reward 1/2 for it (it earns ~0.2 against the best arm) and went on doing
-//!   so; on 1good:linear the regret grew linearly, ~0.09 per step. The self-tie counts of the
-//!   win matrix say which self-duels the boxes have absorbed; any not yet absorbed are read at
-//!   selection as reward 1/2 in each box, their expected reward.
+//!   so; on 1good:linear the regret grew linearly, ~0.09 per step. Crediting at once, not at
+//!   the next update, keeps both boxes' counts current at every selection: when the boxes have
+//!   settled on the best arm, nearly every duel is a self-duel and updates are rare.
 //!
 //! `belief`: the arm the boxes favour most, i.e. with the most feedback summed over both boxes
 //! (self-duels count in both). Added arms join both boxes with no pulls; retired arms are never
@@ -111,8 +111,6 @@ impl From<SparringExp3Params> for BoxRule {
 pub struct Sparring {
     pub left: SingleArmed,
     pub right: SingleArmed,
-    /// Self-duels per arm already absorbed into both boxes.
-    pub self_duels_absorbed: Vec<u32>,
 }
 
 impl Sparring {
@@ -121,31 +119,13 @@ impl Sparring {
         Sparring {
             left: SingleArmed::new(rule, k),
             right: SingleArmed::new(rule, k),
-            self_duels_absorbed: vec![0; k],
         }
     }
 
-    /// Self-duels of `arm` in the win matrix that the boxes have not absorbed yet.
-    fn pending_self_duels(&self, view: &View, arm: Arm) -> f64 {
-        if arm >= view.k() {
-            return 0.0;
-        }
-        let seen = self.self_duels_absorbed.get(arm).copied().unwrap_or(0);
-        view.wins.ties(arm, arm).saturating_sub(seen) as f64
-    }
-
-    /// Records every pending self-duel: reward 1 for the box a fair coin picks, 0 for the other.
-    fn absorb_self_duels<R: Rng + ?Sized>(&mut self, view: &View, rng: &mut R) {
-        self.self_duels_absorbed.resize(view.k(), 0);
-        for arm in 0..view.k() {
-            let now = view.wins.ties(arm, arm);
-            for _ in self.self_duels_absorbed[arm]..now {
-                let left_reward = if rng.random::<bool>() { 1.0 } else { 0.0 };
-                self.left.record(arm, left_reward, view.active);
-                self.right.record(arm, 1.0 - left_reward, view.active);
-            }
-            self.self_duels_absorbed[arm] = now;
-        }
+    /// A self-duel of `arm`: reward 1 for the box a fair coin picks, 0 for the other.
+    fn credit_self_duel<R: Rng + ?Sized>(&mut self, view: &View, arm: Arm, rng: &mut R) {
+        let left_reward = if rng.random::<bool>() { 1.0 } else { 0.0 };
+        self.credit(view, arm, arm, left_reward);
     }
 
     /// Credits a duel: the left box with its `first` arm and reward `reward_first` (1 win, 0
@@ -158,37 +138,33 @@ impl Sparring {
 
 impl Policy for Sparring {
     fn select<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Pair {
-        let pending = |a| self.pending_self_duels(view, a);
-        let left = self.left.choose(view.active, pending, rng);
-        let right = self.right.choose(view.active, pending, rng);
+        // Every self-duel is already in the boxes (`self_duel`, `tie`): none to add here.
+        let left = self.left.choose(view.active, |_| 0.0, rng);
+        let right = self.right.choose(view.active, |_| 0.0, rng);
         Pair::new(left, right)
     }
 
-    fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, rng: &mut R) {
-        self.absorb_self_duels(view, rng);
-        if win.winner != win.loser {
-            let duel = win.duel();
-            let reward_first = if win.winner_first { 1.0 } else { 0.0 };
-            self.credit(view, duel.first, duel.second, reward_first);
-        }
+    fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, _rng: &mut R) {
+        let duel = win.duel();
+        let reward_first = if win.winner_first { 1.0 } else { 0.0 };
+        self.credit(view, duel.first, duel.second, reward_first);
     }
 
     fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, rng: &mut R) {
-        // A self-duel is in the tie counts, which this absorbs.
-        self.absorb_self_duels(view, rng);
-        if a != b {
+        if a == b {
+            self.credit_self_duel(view, a, rng);
+        } else {
             self.credit(view, a, b, 0.5);
         }
     }
 
-    fn self_duel<R: Rng + ?Sized>(&mut self, view: &View, _arm: Arm, rng: &mut R) {
-        self.absorb_self_duels(view, rng);
+    fn self_duel<R: Rng + ?Sized>(&mut self, view: &View, arm: Arm, rng: &mut R) {
+        self.credit_self_duel(view, arm, rng);
     }
 
     fn arm_added(&mut self, _view: &View, _arm: Arm) {
         self.left.add_arm();
         self.right.add_arm();
-        self.self_duels_absorbed.push(0);
     }
 
     fn arm_retired(&mut self, _view: &View, _arm: Arm) {
@@ -196,17 +172,9 @@ impl Policy for Sparring {
     }
 
     fn belief(&self, view: &View) -> Option<Arm> {
-        let played = |a: Arm| {
-            self.left.pulls(a) + self.right.pulls(a) + 2.0 * self.pending_self_duels(view, a)
-        };
-        let mut best: Option<(Arm, f64)> = None;
-        for a in view.active_arms() {
-            let n = played(a);
-            if n > 0.0 && best.is_none_or(|(_, m)| n > m) {
-                best = Some((a, n));
-            }
-        }
-        best.map(|(a, _)| a)
+        super::argbest::highest_positive(view.active_arms(), |a| {
+            self.left.pulls(a) + self.right.pulls(a)
+        })
     }
 }
 
@@ -252,16 +220,14 @@ mod tests {
         s.tie(&view, 0, 1, &mut rng);
         assert_eq!((s.left.mean(0), s.left.total_pulls()), (Some(0.5), 1.0));
         assert_eq!((s.right.mean(1), s.right.total_pulls()), (Some(0.5), 1.0));
-        // A self-duel (already in the tie counts when `tie` is called) is absorbed once.
-        let mut w = WinMatrix::new(2);
-        w.record_tie(1, 1);
-        let view = view_of(&w, &active);
-        assert_eq!(s.pending_self_duels(&view, 1), 1.0);
+        // A self-duel heard as a tie (ties counting) is one pull of the arm in each box, its
+        // rewards adding up to one.
         s.tie(&view, 1, 1, &mut rng);
-        s.tie(&view, 0, 1, &mut rng);
-        assert_eq!(s.pending_self_duels(&view, 1), 0.0);
-        assert_eq!(s.left.total_pulls() + s.right.total_pulls(), 6.0);
-        assert_eq!((s.left.pulls(0), s.left.pulls(1)), (2.0, 1.0));
+        assert_eq!((s.left.total_pulls(), s.right.total_pulls()), (2.0, 2.0));
+        // The right box already had arm 1 from the tie, with reward 1/2.
+        assert_eq!((s.left.pulls(1), s.right.pulls(1)), (1.0, 2.0));
+        let right_self_duel = 2.0 * s.right.mean(1).unwrap() - 0.5;
+        assert_eq!(s.left.mean(1).unwrap() + right_self_duel, 1.0);
     }
 
     /// A self-duel is the paper's fair coin: one box gets 1 and the other 0. Over n = 2,000
@@ -271,12 +237,13 @@ mod tests {
     fn a_self_duel_rewards_one_box_picked_by_a_coin() {
         let mut rng = BanditRng::seed_from_u64(4);
         let active = [true; 2];
-        let mut w = WinMatrix::new(2);
-        let n = 2_000;
-        w.add_ties(1, 1, n);
+        let w = WinMatrix::new(2);
         let view = view_of(&w, &active);
         let mut s = Sparring::new(SparringUcbParams::default(), 2, &mut rng);
-        s.tie(&view, 1, 1, &mut rng);
+        let n = 2_000;
+        for _ in 0..n {
+            s.self_duel(&view, 1, &mut rng);
+        }
         assert_eq!((s.left.pulls(1), s.right.pulls(1)), (n as f64, n as f64));
         let (left, right) = (s.left.mean(1).unwrap(), s.right.mean(1).unwrap());
         assert!((left + right - 1.0).abs() < 1e-12, "{left} + {right}");

@@ -8,9 +8,10 @@
 //!
 //! Two large groups are in flight at once: the row inserts, most of a group's cost in Postgres,
 //! take no experiment lock, so one group inserts while the other holds the lock, applies and
-//! commits, and neither Postgres nor joust waits idle for the other. Rows are inserted in duel-id order, so two
-//! groups that share a duel (a retry) wait for one another in one order only and cannot deadlock;
-//! the later one then finds the duel recorded, exactly as a retry after a commit would.
+//! commits, and neither Postgres nor joust waits idle for the other. Rows are inserted in
+//! duel-id order, so two groups that share a duel (a retry) wait for one another in one order
+//! only and cannot deadlock; the later one then finds the duel recorded, exactly as a retry
+//! after a commit would.
 
 use rand::SeedableRng;
 use std::collections::{BTreeMap, HashMap, HashSet};
