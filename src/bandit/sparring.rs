@@ -253,6 +253,16 @@ mod tests {
         assert_ne!(s.left, s.right);
     }
 
+    /// States written while Sparring kept a count of absorbed self-duels still load.
+    #[test]
+    fn states_with_the_old_self_duel_counts_still_load() {
+        let mut rng = BanditRng::seed_from_u64(5);
+        let s = Sparring::new(SparringUcbParams::default(), 2, &mut rng);
+        let mut old = serde_json::to_value(&s).unwrap();
+        old["self_duels_absorbed"] = serde_json::json!([3, 0]);
+        assert_eq!(serde_json::from_value::<Sparring>(old).unwrap(), s);
+    }
+
     #[test]
     fn params_are_validated() {
         assert!(SparringUcbParams { alpha: 0.0 }.validate(3).is_err());
