@@ -675,3 +675,23 @@ fn serde_names_and_round_trips() {
     assert_eq!(m, Method::from_name("team_draft").unwrap());
     assert_eq!(serde_json::to_string(&Outcome::Tie).unwrap(), r#""tie""#);
 }
+
+#[test]
+fn module_docs_name_only_files_the_project_has() {
+    // The interleaving docs must stand on their own: any `.md` file they point at must exist.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for entry in std::fs::read_dir(root.join("src/interleave")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        for word in text.split(|c: char| !(c.is_alphanumeric() || "._/-".contains(c))) {
+            if let Some(stem) = word.strip_suffix(".md").filter(|s| !s.is_empty()) {
+                let file = format!("{stem}.md");
+                assert!(
+                    root.join(&file).exists() || root.join("docs").join(&file).exists(),
+                    "{} points at {file}, which the project does not have",
+                    path.display()
+                );
+            }
+        }
+    }
+}

@@ -375,7 +375,14 @@ fn probabilistic_never_credits_a_ranker_for_a_document_it_did_not_list() {
     // producer of 2 when shown (3, 2, 1): B won a click on 2 with probability 0.82.)
     let m = Method::Probabilistic { tau: DEFAULT_TAU };
     for (a, b) in [(vec![1, 2], vec![3]), (vec![1, 2, 3], vec![4, 2])] {
-        for (il, _) in support(&m, &a, &b, 3) {
+        for seed in 0..200 {
+            let il = interleave(
+                &m,
+                &[&a[..], &b[..]],
+                3,
+                &mut BanditRng::seed_from_u64(seed),
+            )
+            .unwrap();
             for (pos, d) in il.shown().iter().enumerate() {
                 let soft = il.soft_outcome(&[pos]);
                 match (a.contains(d), b.contains(d)) {
