@@ -3,9 +3,16 @@
 //! credit of tokens already handed out ambiguous).
 //!
 //! API and stored form (the same JSON):
-//! `{"method": "team_draft", "options": {"shared_prefix": "credit", "exhausted": "continue"},
+//! `{"method": "team_draft", "options": {"shared_prefix": "draft", "exhausted": "continue"},
 //! "max_length": 10}`. `options` and `max_length` may be left out; the defaults are the method's
 //! own and 10 documents, the length of a result page in the literature.
+//!
+//! Stored settings are read with today's meaning of each option. Team-Draft's `exhausted: stop`
+//! (the default, so every stored Team-Draft experiment spells it out) once ended the draft in the
+//! middle of a round, which favoured the ranker that exhausted its list first; it now ends after
+//! the last complete round, so old experiments, whether they chose `stop` or took the default,
+//! continue with the fair rule under the same stored settings. Tokens handed out before carry
+//! their shown list and teams, so their clicks are credited as shown.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

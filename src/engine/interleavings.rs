@@ -72,14 +72,20 @@ pub struct ClickRecord {
     pub credit: BTreeMap<String, f64>,
 }
 
-/// A generator seeded by the duel: interleaving the same duel's lists again (a retried request)
-/// shows the same list.
-fn duel_rng(claims: &DuelClaims) -> BanditRng {
+/// The duel's generator for one use (`stream`): seeded by the duel, so interleaving the same
+/// duel's lists again (a retried request) shows the same list, and crediting the same clicks again
+/// records the same outcome (a duplicate, not a conflict).
+fn duel_rng(claims: &DuelClaims, stream: u64) -> BanditRng {
     let (hi, lo) = claims.nonce.split_at(8);
     let hi = u64::from_le_bytes(hi.try_into().expect("8 bytes"));
     let lo = u64::from_le_bytes(lo.try_into().expect("8 bytes"));
-    BanditRng::seed_from_u64(hi ^ lo.rotate_left(17))
+    BanditRng::seed_from_u64(hi ^ lo.rotate_left(17) ^ stream)
 }
+
+/// Streams of [`duel_rng`]: one shows the list, the other draws a spread outcome, so the draw is
+/// independent of how the list was built.
+const INTERLEAVE_STREAM: u64 = 0;
+const OUTCOME_STREAM: u64 = 0x9e37_79b9_7f4a_7c15;
 
 fn check_list(ranker: &str, list: &[String]) -> Result<(), EngineError> {
     if list.len() > MAX_LIST_LEN {
@@ -144,7 +150,7 @@ impl Engine {
             &config.method,
             &lists,
             config.max_length,
-            &mut duel_rng(&duel),
+            &mut duel_rng(&duel, INTERLEAVE_STREAM),
         )
         .map_err(|e| EngineError::invalid("invalid_list", e.to_string()))?;
         let documents = shown_documents(&interleaving, names);
@@ -168,7 +174,11 @@ impl Engine {
         let (claims, positions, snap) = result.inspect_err(count_rejection)?;
         let InterleavingClaims { duel, interleaving } = &claims;
         let (first, second) = (duel.first as usize, duel.second as usize);
-        let winner = match interleaving.credit(&positions) {
+        // Probabilistic's and Optimized's judgements are spread over A, B and a tie: recording
+        // the likelier side would not keep their fairness (which holds on average), so the
+        // outcome is drawn from the judgement instead, and averages to it.
+        let soft = interleaving.soft_outcome(&positions);
+        let winner = match soft.sample(&mut duel_rng(duel, OUTCOME_STREAM)) {
             Outcome::A => Some(first),
             Outcome::B => Some(second),
             Outcome::Tie => None,

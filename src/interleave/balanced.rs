@@ -3,15 +3,21 @@
 //! One coin decides which ranker leads. Two pointers walk down A and B; the one that is behind
 //! (the leader on a draw) contributes its next document unless it is already shown, so the shown
 //! top k always holds the top k_a of A and the top k_b of B with |k_a - k_b| <= 1.
+//! Both lists are first cut to the length of the shorter one, n = min(|A|, |B|).
 //!
 //! Credit (Joachims' rule): let d be the lowest clicked document and
 //! k = min(rank_A(d), rank_B(d)). Each ranker gets the number of clicked documents in its own
 //! top k; more wins, equal is a tie. The method is known to be biased: with A = (a, b, c),
 //! B = (b, c, a) and one uniformly random click, B wins with probability 2/3.
 //!
-//! Unequal lengths: once one list is used up, the other one continues (up to the length cap), so
-//! documents only the longer list has are shown too; the credit rule treats a document missing
-//! from a list as ranked below all of it.
+//! The known bias comes from shared documents ranked differently. On lists of different
+//! documents Balanced is fair under random clicks: the two shown lists (A leads, B leads) mirror
+//! each other, so whatever positions are clicked, A wins in one exactly as often as B in the
+//! other. That needs lists of equal length, hence the cut: if the longer list carried on after the
+//! shorter one was used up, its extra documents would all credit it (A = (1, 2), B = (3): A wins
+//! a uniformly random click 2/3 of the time); and stopping the walk as soon as one list is used up
+//! (Joachims' loop) favours the shorter list instead (B leading shows (3) alone: B wins 3/4).
+//! The credit rule treats a document missing from a (cut) list as ranked below all of it.
 
 use super::doc_set::DocSet;
 use super::{Doc, SoftOutcome, rank_in};
@@ -32,6 +38,8 @@ pub struct BalancedInterleaving<D> {
 impl<D: Doc> BalancedInterleaving<D> {
     /// `a` and `b` must be free of duplicates (see [`super::dedup`]).
     pub(crate) fn new<R: Rng + ?Sized>(a: &[D], b: &[D], max_len: usize, rng: &mut R) -> Self {
+        let n = a.len().min(b.len());
+        let (a, b) = (&a[..n], &b[..n]);
         let a_first = rng.random::<bool>();
         let mut shown = Vec::with_capacity(max_len.min(a.len() + b.len()));
         let mut placed = DocSet::with_capacity(shown.capacity());

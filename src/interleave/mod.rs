@@ -5,15 +5,21 @@
 //! serde-serialisable, so the service can carry an [`Interleaving`] in a signed duel token (or
 //! store it) and credit the clicks that arrive later.
 //!
-//! Conventions shared by every method (see ALGORITHMS.md, "Interleaving", for the methods):
+//! Conventions shared by every method (each method's module says how it works):
 //! - **Documents** are any `Clone + Eq + Hash` value ([`Doc`]): string ids in the service, small
 //!   integers in the simulator.
 //! - **Duplicates inside a list** are dropped after their first occurrence before anything else
 //!   happens: a ranker cannot promote a document by listing it twice.
-//! - **Documents in only one list** are shown like any other. Where a method needs a document's
-//!   rank in a list that does not contain it, its docs say which: Probabilistic puts it just
-//!   below the list (rank `len + 1`, so both softmaxes cover the same documents); Balanced and
-//!   Optimized rank it below everything (that list gets no credit for it).
+//! - **Documents in only one list** are shown like any other, and never earn the ranker that
+//!   did not list them any credit (Probabilistic gives them no weight in that ranker's softmax;
+//!   Balanced and Optimized rank them below everything).
+//! - **Fairness under random clicks** is what every method's handling of unequal lengths is
+//!   chosen for: when the clicks do not depend on the documents, neither ranker may win more
+//!   often. A longer list must not earn credit for the documents the shorter one cannot match,
+//!   so Team-Draft drafts only rounds both rankers can complete, Balanced and Probabilistic show
+//!   at most as many documents per ranker as the shorter list has, and Optimized balances the
+//!   expected credit at every depth. Balanced keeps the bias it is known for on shared documents
+//!   ranked differently (see its module).
 //! - **Empty lists** are valid input: the shown list may then be empty, and no clicks means a tie.
 //! - **Unequal lengths** are valid input; each method documents what happens when one list runs out.
 //! - **Length cap**: the shown list never exceeds `max_len` documents.
@@ -204,8 +210,9 @@ impl<D: Doc> Interleaving<D> {
     }
 
     /// The judgement of ranker A (`lists[0]`) against ranker B (`lists[1]`), as probabilities.
-    /// Deterministic methods give a certain outcome; Probabilistic gives the outcome
-    /// marginalised over the rankers' possible assignments to the shown documents.
+    /// Team-Draft and Balanced give a certain outcome; Probabilistic gives the outcome
+    /// marginalised over the rankers' possible assignments to the shown documents; Optimized
+    /// spreads it in proportion to the credit difference (see its module).
     pub fn soft_outcome(&self, clicks: &[usize]) -> SoftOutcome {
         let clicks = normalise_clicks(clicks, self.shown().len());
         match self {
@@ -217,7 +224,8 @@ impl<D: Doc> Interleaving<D> {
         }
     }
 
-    /// Which of A and B the clicks favour (the more likely side for Probabilistic).
+    /// Which of A and B the clicks favour (the more likely side for Probabilistic: to record an
+    /// outcome, draw it with [`SoftOutcome::sample`], which stays fair).
     pub fn credit(&self, clicks: &[usize]) -> Outcome {
         self.soft_outcome(clicks).most_likely()
     }

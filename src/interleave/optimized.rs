@@ -20,6 +20,23 @@
 //! depth 1 is always satisfiable), the deepest constraints are dropped one by one and
 //! `unbiased_depth` records how many remain.
 //!
+//! The outcome: the guarantee above is on the expected credit difference, and the sign of the
+//! difference does not inherit it. With A = (1, 2, 3), B = (2, 3, 1) every allowed list shows all
+//! three documents and only a click on 1 gives A more credit, so "more credit wins" makes B win a
+//! uniformly random click 2/3 of the time whatever the distribution. So the judgement is spread:
+//! with d = credit_A - credit_B and Z the largest |d| any click set can give on any list of the
+//! distribution, A wins with probability d / Z when d > 0, B with -d / Z when d < 0, and the rest
+//! is a tie. P(A wins) - P(B wins) = d / Z is linear in the credit, so its expectation under
+//! clicks that do not depend on the documents is E[d] / Z = 0: neither ranker wins more often.
+//! The service draws the recorded outcome from it; the likelier side is still the one with more
+//! credit (equal within [`super::outcome::TIE_TOLERANCE`] is a tie).
+//!
+//! Unequal lengths: both lists are first cut to the length of the shorter one. The constraints
+//! balance the expected credit, but a document only the longer list holds beyond the shorter
+//! one's end credits only the longer list wherever it is shown: with A = (1), B = (2, 3) every
+//! allowed list ends in 3, and a click on the last position always made B win (and with A
+//! empty, every click did).
+//!
 //! A list of n documents has up to 2^n allowed lists, so the shown length is limited to
 //! [`MAX_OPTIMIZED_LEN`].
 
@@ -41,6 +58,10 @@ pub struct OptimizedInterleaving<D> {
     pub credit_b: Vec<f64>,
     /// Depths k for which the distribution makes random clicks' expected credit zero.
     pub unbiased_depth: usize,
+    /// Z: the largest credit difference any click set gives on any list of the distribution
+    /// (module docs). Tokens issued before it existed read 0: certain outcomes, as then.
+    #[serde(default)]
+    pub scale: f64,
 }
 
 /// The distribution over allowed lists that optimized interleaving samples from. It depends on
@@ -52,6 +73,7 @@ pub struct OptimizedDistribution<D> {
     pub lists: Vec<Vec<D>>,
     pub probabilities: Vec<f64>,
     pub unbiased_depth: usize,
+    scale: f64,
     credit_a: Vec<Vec<f64>>,
     credit_b: Vec<Vec<f64>>,
 }
@@ -62,13 +84,18 @@ pub fn optimized_distribution<D: Doc>(
     b: &[D],
     max_len: usize,
 ) -> Result<OptimizedDistribution<D>, InterleaveError> {
-    let (a, b) = (super::dedup(a), super::dedup(b));
+    let (mut a, mut b) = (super::dedup(a), super::dedup(b));
+    // Both lists cut to the shorter one's length (module docs, "Unequal lengths").
+    let n = a.len().min(b.len());
+    a.truncate(n);
+    b.truncate(n);
     let system = System::new(&a, &b, max_len)?;
     let (p, unbiased_depth) = system.solve();
     let mut out = OptimizedDistribution {
         lists: Vec::new(),
         probabilities: Vec::new(),
         unbiased_depth,
+        scale: 0.0,
         credit_a: Vec::new(),
         credit_b: Vec::new(),
     };
@@ -83,6 +110,23 @@ pub fn optimized_distribution<D: Doc>(
                 .push(list.iter().map(|&u| system.inv_rank_b[u]).collect());
         }
     }
+    // A list's largest |d| clicks all the documents that favour one side.
+    out.scale = out
+        .credit_a
+        .iter()
+        .zip(&out.credit_b)
+        .map(|(ca, cb)| {
+            let (mut for_a, mut for_b) = (0.0, 0.0);
+            for (x, y) in ca.iter().zip(cb) {
+                if x > y {
+                    for_a += x - y;
+                } else {
+                    for_b += y - x;
+                }
+            }
+            f64::max(for_a, for_b)
+        })
+        .fold(0.0, f64::max);
     Ok(out)
 }
 
@@ -105,6 +149,7 @@ impl<D: Doc> OptimizedDistribution<D> {
             credit_a: self.credit_a[chosen].clone(),
             credit_b: self.credit_b[chosen].clone(),
             unbiased_depth: self.unbiased_depth,
+            scale: self.scale,
         }
     }
 }
@@ -117,9 +162,21 @@ impl<D: Doc> OptimizedInterleaving<D> {
         [a, b]
     }
 
+    /// A wins with probability d / Z when d = credit_A - credit_B > 0, B with -d / Z when d < 0
+    /// (module docs).
     pub(crate) fn soft_outcome(&self, clicks: &[usize]) -> SoftOutcome {
         let [a, b] = self.ranker_credit(clicks);
-        SoftOutcome::compare(a, b)
+        let certain = SoftOutcome::compare(a, b);
+        if self.scale <= 0.0 || certain == SoftOutcome::TIE {
+            return certain;
+        }
+        let share = ((a - b).abs() / self.scale).min(1.0);
+        let (to_a, to_b) = if a > b { (share, 0.0) } else { (0.0, share) };
+        SoftOutcome {
+            a: to_a,
+            b: to_b,
+            tie: 1.0 - share,
+        }
     }
 }
 

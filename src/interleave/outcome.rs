@@ -1,6 +1,13 @@
 //! The result of crediting clicks: which ranker won, certain or as probabilities.
 
+use rand::Rng;
 use serde::{Deserialize, Serialize};
+
+/// Credits and probabilities closer than this are equal. They are sums of products and of
+/// inverse ranks, so two equal quantities computed along different paths can differ in their
+/// last bits (Optimized: 1 + 1/2 + 1/3 + 1/4 = 2.0833333333333335 one way, 2.083333333333333 the
+/// other); reading that as a win would name a winner where there is none.
+pub const TIE_TOLERANCE: f64 = 1e-12;
 
 /// Which of the two compared rankers the clicks favour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -37,11 +44,12 @@ impl SoftOutcome {
         tie: 1.0,
     };
 
-    /// The certain outcome of comparing two credits (more credit wins, equal is a tie).
+    /// The certain outcome of comparing two credits (more credit wins, equal within
+    /// [`TIE_TOLERANCE`] is a tie).
     pub fn compare(credit_a: f64, credit_b: f64) -> SoftOutcome {
-        if credit_a > credit_b {
+        if credit_a > credit_b + TIE_TOLERANCE {
             SoftOutcome::A
-        } else if credit_b > credit_a {
+        } else if credit_b > credit_a + TIE_TOLERANCE {
             SoftOutcome::B
         } else {
             SoftOutcome::TIE
@@ -71,13 +79,35 @@ impl SoftOutcome {
     pub fn most_likely(&self) -> Outcome {
         // Marginalised probabilities are sums of products: compare with a small tolerance so that
         // a symmetric situation reads as the tie it is.
-        const EPS: f64 = 1e-12;
-        if self.a > self.b + EPS {
+        if self.a > self.b + TIE_TOLERANCE {
             Outcome::A
-        } else if self.b > self.a + EPS {
+        } else if self.b > self.a + TIE_TOLERANCE {
             Outcome::B
         } else {
             Outcome::Tie
+        }
+    }
+
+    /// One outcome drawn with these probabilities: A wins, B wins and a tie as often as the
+    /// judgement says, so the recorded outcomes average to it. Unlike [`Self::most_likely`],
+    /// which turns 0.6 / 0.4 into a certain win, this keeps a method that is fair on average
+    /// fair in what is recorded. A certain outcome uses no randomness.
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> Outcome {
+        if self.a >= 1.0 {
+            Outcome::A
+        } else if self.b >= 1.0 {
+            Outcome::B
+        } else if self.tie >= 1.0 {
+            Outcome::Tie
+        } else {
+            let u: f64 = rng.random();
+            if u < self.a {
+                Outcome::A
+            } else if u < self.a + self.b {
+                Outcome::B
+            } else {
+                Outcome::Tie
+            }
         }
     }
 }

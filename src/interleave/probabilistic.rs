@@ -4,10 +4,21 @@
 //! renormalised over the documents not shown yet. For every slot a fair coin picks a ranker and
 //! the slot gets a document drawn from that ranker's softmax.
 //!
-//! Documents in only one list: the other ranker ranks them all at `len + 1`, just below its own
-//! list, so both softmaxes cover the union of the two lists. This keeps every slot's coin fair
-//! whatever the lists are (no ranker ever "runs out"), which is what makes the method unbiased
-//! under random clicks. An empty list is a softmax in which every document has rank 1 (uniform).
+//! Documents in only one list get no weight in the other ranker's softmax: a ranker never
+//! produces, and so is never credited for, a document it did not list. A slot's producer is then
+//! known for certain when only one list holds the shown document, and a click there can only
+//! favour that list. (Ranking missing documents just below the list, at `len + 1`, gives every
+//! ranker a share in every document: with A = (1, 2), B = (3), shown (3, 2, 1), a click on 2 made
+//! B the likelier producer, since B had nothing else left.)
+//!
+//! Length: the shown list has n = min(max_len, |A|, |B|) documents. At slot i at most i - 1 of a
+//! ranker's documents are shown, so with i <= n both rankers still have one to offer and every
+//! slot's coin is a fair coin between two possible producers. The assignment of slots to rankers
+//! is then uniform over {A, B}^n and independent of the clicks whenever the clicks do not depend
+//! on the documents; since swapping A and B in an assignment swaps the outcome, A and B win
+//! equally often under any such clicks. Showing more than n documents would break this: once a
+//! ranker has nothing left, every later slot is the other's for certain, and a click there
+//! favours it (the longer list would win under random clicks). An empty list shows nothing.
 //!
 //! Credit is marginalised over assignments rather than taken from the coins actually thrown. The
 //! probability of the shown list and an assignment (who produced each slot) factorises per slot:
@@ -43,7 +54,8 @@ impl<D: Doc> ProbabilisticInterleaving<D> {
         rng: &mut R,
     ) -> Self {
         let (union, weight_a, weight_b) = softmax_weights(a, b, tau);
-        let n = max_len.min(union.len());
+        // Both rankers can produce every slot up to the shorter list's length (module docs).
+        let n = max_len.min(a.len()).min(b.len());
         let mut unplaced: Vec<usize> = (0..union.len()).collect();
         let mut shown = Vec::with_capacity(n);
         let mut p_a = Vec::with_capacity(n);
@@ -102,13 +114,13 @@ impl<D: Doc> ProbabilisticInterleaving<D> {
 }
 
 /// The union of the two lists (A's order, then B's documents not in A) and each document's
-/// unnormalised softmax weight rank^-tau under A and under B (missing documents at `len + 1`).
+/// unnormalised softmax weight rank^-tau under A and under B (0 for a document the list lacks).
 pub(crate) fn softmax_weights<D: Doc>(a: &[D], b: &[D], tau: f64) -> (Vec<D>, Vec<f64>, Vec<f64>) {
     let mut union: Vec<D> = a.to_vec();
     union.extend(b.iter().filter(|d| !a.contains(d)).cloned());
-    let weight = |list: &[D], d: &D| {
-        let rank = list.iter().position(|x| x == d).unwrap_or(list.len()) + 1;
-        (rank as f64).powf(-tau)
+    let weight = |list: &[D], d: &D| match list.iter().position(|x| x == d) {
+        Some(p) => ((p + 1) as f64).powf(-tau),
+        None => 0.0,
     };
     let weight_a = union.iter().map(|d| weight(a, d)).collect();
     let weight_b = union.iter().map(|d| weight(b, d)).collect();
@@ -124,6 +136,10 @@ fn sample<R: Rng + ?Sized>(unplaced: &[usize], weights: &[f64], total: f64, rng:
             return i;
         }
     }
-    // Rounding can leave r a hair above zero after the last document.
-    unplaced.len() - 1
+    // Rounding can leave r a hair above zero after the last document: take the last one the
+    // ranker gives weight to (never a document it does not list).
+    unplaced
+        .iter()
+        .rposition(|&u| weights[u] > 0.0)
+        .expect("the ranker has a document left")
 }

@@ -1,8 +1,20 @@
 //! Team-Draft interleaving (Radlinski, Kurup & Joachims 2008).
 //!
-//! Like picking teams in a schoolyard: the ranker with fewer picks so far picks next (a fair coin
-//! when both have as many) and adds its highest-ranked document that is not shown yet. A click
-//! counts for the team that picked the document; more clicks wins, equal (including none) is a tie.
+//! Like picking teams in a schoolyard: in every round a fair coin decides which ranker picks first,
+//! then each adds its highest-ranked document that is not shown yet. A click counts for the team
+//! that picked the document; more clicks wins, equal (including none) is a tie.
+//!
+//! Fairness under random clicks (clicks that do not depend on the documents): a round is drafted
+//! only if both rankers can pick in it whichever picks first, so whether a round happens never
+//! depends on its own coin. Every drafted round therefore gives each team one pick, and a round cut
+//! short by the length cap gives its one pick to A or B with probability 1/2 each. The teams'
+//! sizes are equal or differ by one in a direction decided by a fair coin, so one uniformly random
+//! click, or clicks on each position independently with the same probability, make A and B
+//! equally likely to win; and since position i's team is decided by a coin thrown after the round
+//! was committed, any single click whose position does not depend on the documents is fair too.
+//! The paper's rule (stop as soon as one list has nothing left, even in the middle of a round)
+//! is not fair: with A = (1), B = (2, 1), A first takes 1 and ends the draft before B picks, so A
+//! wins three clicks in four.
 //!
 //! Two choices on which implementations differ are explicit options ([`TeamDraftOptions`]).
 
@@ -28,12 +40,15 @@ pub enum SharedPrefix {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Exhausted {
-    /// Stop the shown list there (the original algorithm): teams stay within one pick of each
-    /// other, which keeps the comparison fair under random clicks.
+    /// End the shown list after the last round both rankers could complete (see the module
+    /// docs): the teams stay equal, or one apart by a fair coin at the length cap.
     #[default]
     Stop,
-    /// Keep drafting from the other list until it runs out or the length cap is reached: shows
-    /// more documents, but the longer list's team can get more picks.
+    /// Draft the same rounds as `Stop`, then fill the shown list up to the length cap with the
+    /// documents left (each list's in its order, the lists alternating, a fair coin choosing
+    /// which starts). The filled documents count for nobody, like a shared prefix under
+    /// `no_credit`: crediting them would give the longer list's team more picks and make it win
+    /// under random clicks (A = (a, b, c, d) against B = (e): 25/32 of the time).
     Continue,
 }
 
@@ -51,7 +66,8 @@ pub struct TeamDraftOptions {
 pub enum Team {
     A,
     B,
-    /// A shared top document placed without drafting ([`SharedPrefix::NoCredit`]).
+    /// A document placed without drafting: a shared top document ([`SharedPrefix::NoCredit`]) or
+    /// one filled in after the draft ([`Exhausted::Continue`]).
     Nobody,
 }
 
@@ -84,33 +100,56 @@ impl<D: Doc> TeamDraftInterleaving<D> {
                 teams.push(Team::Nobody);
             }
         }
-        let (mut next_a, mut next_b) = (0, 0);
-        let (mut picks_a, mut picks_b) = (0usize, 0usize);
+        let mut next = [0usize, 0];
+        let lists = [a, b];
+        // Advances each list's cursor past shown documents; returns its next two unshown ones.
+        let upcoming = |next: &mut [usize; 2], placed: &DocSet<'_, D>, side: usize| {
+            let list = lists[side];
+            while next[side] < list.len() && placed.contains(&list[next[side]]) {
+                next[side] += 1;
+            }
+            let second = list[(next[side] + 1).min(list.len())..]
+                .iter()
+                .find(|d| !placed.contains(d));
+            (list.get(next[side]), second)
+        };
         while shown.len() < max_len {
-            while next_a < a.len() && placed.contains(&a[next_a]) {
-                next_a += 1;
+            let (a1, a2) = upcoming(&mut next, &placed, 0);
+            let (b1, b2) = upcoming(&mut next, &placed, 1);
+            // Whether the second picker still has a document after the first took its own.
+            let a_then_b = a1.is_some() && (b1.is_some_and(|d| Some(d) != a1) || b2.is_some());
+            let b_then_a = b1.is_some() && (a1.is_some_and(|d| Some(d) != b1) || a2.is_some());
+            if !(a_then_b && b_then_a) {
+                break;
             }
-            while next_b < b.len() && placed.contains(&b[next_b]) {
-                next_b += 1;
+            let order = if rng.random::<bool>() { [0, 1] } else { [1, 0] };
+            for side in order {
+                if shown.len() >= max_len {
+                    break;
+                }
+                let doc = upcoming(&mut next, &placed, side)
+                    .0
+                    .expect("checked before the round");
+                placed.insert(doc);
+                shown.push(doc.clone());
+                teams.push(if side == 0 { Team::A } else { Team::B });
             }
-            let (a_left, b_left) = (next_a < a.len(), next_b < b.len());
-            let a_picks = match (a_left, b_left) {
-                (false, false) => break,
-                (true, true) => picks_a < picks_b || (picks_a == picks_b && rng.random::<bool>()),
-                _ if options.exhausted == Exhausted::Stop => break,
-                (a_left, _) => a_left,
-            };
-            let doc = if a_picks {
-                picks_a += 1;
-                teams.push(Team::A);
-                &a[next_a]
-            } else {
-                picks_b += 1;
-                teams.push(Team::B);
-                &b[next_b]
-            };
-            placed.insert(doc);
-            shown.push(doc.clone());
+        }
+        if options.exhausted == Exhausted::Continue && shown.len() < max_len {
+            let mut side = usize::from(rng.random::<bool>());
+            while shown.len() < max_len {
+                let doc = match upcoming(&mut next, &placed, side) {
+                    (Some(doc), _) => doc,
+                    _ => match upcoming(&mut next, &placed, 1 - side) {
+                        (Some(doc), _) => doc,
+                        _ => break,
+                    },
+                };
+                placed.insert(doc);
+                shown.push(doc.clone());
+                teams.push(Team::Nobody);
+                side = 1 - side;
+            }
         }
         TeamDraftInterleaving { shown, teams }
     }

@@ -7,9 +7,10 @@
 //! scan the shown list, and credit the clicks. A self-duel ties without a query (both lists are
 //! the same list).
 //!
-//! Deterministic methods give a certain outcome. Probabilistic interleaving gives the outcome
-//! marginalised over the rankers' possible assignments (P(A wins), P(B wins), P(tie)); the duel
-//! draws its result from those probabilities, so a duel's expected outcome is the same as the
+//! Team-Draft and Balanced give a certain outcome. Probabilistic interleaving gives the outcome
+//! marginalised over the rankers' possible assignments (P(A wins), P(B wins), P(tie)), and
+//! Optimized one spread in proportion to the credit difference; the duel draws its result from
+//! those probabilities, so a duel's expected outcome is the same as the
 //! unmarginalised method's and as the matrix `joust prefmatrix` estimates.
 //!
 //! Optimized interleaving solves an LP per pair of lists; an environment keeps the solution of
@@ -150,21 +151,10 @@ impl<'a> ClickEnvironment<'a> {
 
 /// A certain outcome as it is; a spread one (Probabilistic) drawn from its probabilities.
 fn draw<R: Rng + ?Sized>(soft: SoftOutcome, rng: &mut R) -> Outcome {
-    if soft.a >= 1.0 {
-        Outcome::FirstWins
-    } else if soft.b >= 1.0 {
-        Outcome::SecondWins
-    } else if soft.tie >= 1.0 {
-        Outcome::Tie
-    } else {
-        let u: f64 = rng.random();
-        if u < soft.a {
-            Outcome::FirstWins
-        } else if u < soft.a + soft.b {
-            Outcome::SecondWins
-        } else {
-            Outcome::Tie
-        }
+    match soft.sample(rng) {
+        interleave::Outcome::A => Outcome::FirstWins,
+        interleave::Outcome::B => Outcome::SecondWins,
+        interleave::Outcome::Tie => Outcome::Tie,
     }
 }
 

@@ -187,3 +187,22 @@ pub async fn win_total(app: &TestApp, id: i64) -> u64 {
         .flat_map(|row| row.as_array().unwrap().iter().map(|v| v.as_u64().unwrap()))
         .sum()
 }
+
+/// A duel between two different rankers (a policy may draw self-duels too: those are skipped).
+pub async fn distinct_duel(app: &TestApp, id: i64) -> (String, [String; 2]) {
+    loop {
+        let (token, pair) = app.duel(id).await;
+        if pair[0] != pair[1] {
+            return (token, pair);
+        }
+    }
+}
+
+/// The `lists` of an interleaving request: `a` for the duel's first ranker, `b` for its second.
+pub fn ranker_lists<S: AsRef<str>>(pair: &[String; 2], a: &[S], b: &[S]) -> Value {
+    let ids = |l: &[S]| l.iter().map(|d| d.as_ref().to_string()).collect::<Vec<_>>();
+    let mut m = serde_json::Map::new();
+    m.insert(pair[0].clone(), json!(ids(a)));
+    m.insert(pair[1].clone(), json!(ids(b)));
+    Value::Object(m)
+}
