@@ -80,7 +80,7 @@ fn raise_file_limit() -> u64 {
             }
         }
     }
-    limit.rlim_cur as u64
+    limit.rlim_cur
 }
 
 /// The connection cap: the one asked for, or the default, never closer to the file limit than
