@@ -17,6 +17,9 @@ pub mod env {
     pub const DATABASE_URL: &str = "DATABASE_URL";
     pub const API_KEYS: &str = "JOUST_API_KEYS";
     pub const LOG_FORMAT: &str = "JOUST_LOG_FORMAT";
+    pub const HEADER_TIMEOUT: &str = "JOUST_HEADER_TIMEOUT_SECS";
+    pub const MAX_CONNECTIONS: &str = "JOUST_MAX_CONNECTIONS";
+    pub const MAX_EXPERIMENT_MEMORY: &str = "JOUST_MAX_EXPERIMENT_MEMORY_MB";
 }
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -37,21 +40,112 @@ pub struct ServeArgs {
     /// Required when listening on anything but loopback. Make a key with `joust keygen`.
     #[arg(long, env = env::API_KEYS, hide_env_values = true, default_value = "")]
     pub api_keys: String,
+    /// Seconds a client has to send a request's headers, counted from when the connection is
+    /// ready for a request; so also how long a keep-alive connection may stay idle.
+    #[arg(long, env = env::HEADER_TIMEOUT, default_value_t = http::server::DEFAULT_HEADER_TIMEOUT.as_secs())]
+    pub header_timeout_secs: u64,
+    /// Open client connections at most; more wait until one closes. Default: 10,000, or less
+    /// when the open-file limit (raised to its hard limit at start) leaves less room.
+    #[arg(long, env = env::MAX_CONNECTIONS)]
+    pub max_connections: Option<usize>,
+    /// Memory one experiment's state may take, in MiB, estimated from its policy and number of
+    /// rankers; creating an experiment or adding a ranker beyond it is refused (422).
+    #[arg(long, env = env::MAX_EXPERIMENT_MEMORY, default_value_t = crate::engine::memory_budget::DEFAULT_BUDGET_BYTES / (1024 * 1024))]
+    pub max_experiment_memory_mb: u64,
 }
 
-/// Connects, retrying while the database starts up.
-async fn connect(url: &str) -> anyhow::Result<sqlx::PgPool> {
-    let mut last = None;
-    for _ in 0..30 {
-        match store::pool_options().connect(url).await {
-            Ok(pool) => return Ok(pool),
-            Err(e) => {
-                last = Some(e);
-                tokio::time::sleep(Duration::from_secs(1)).await;
+/// File descriptors kept free for what is not a client connection: the database pool, the
+/// embedded server's log and pipes, the migrations, the metrics.
+const RESERVED_FILES: u64 = 256;
+
+/// Raises the soft limit on open files to the hard limit (the soft one is often 1,024 while the
+/// hard one allows far more) and returns the limit now in force.
+fn raise_file_limit() -> u64 {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit only read and write the struct we pass.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+            return 1024;
+        }
+        if limit.rlim_cur < limit.rlim_max {
+            let raised = libc::rlimit {
+                rlim_cur: limit.rlim_max,
+                rlim_max: limit.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                limit.rlim_cur = limit.rlim_max;
             }
         }
     }
-    Err(last.expect("at least one attempt")).context("cannot connect to the database")
+    limit.rlim_cur
+}
+
+/// The connection cap: the one asked for, or the default, never closer to the file limit than
+/// [`RESERVED_FILES`].
+fn connection_cap(asked: Option<usize>, file_limit: u64) -> anyhow::Result<usize> {
+    let room = file_limit.saturating_sub(RESERVED_FILES) as usize;
+    match asked {
+        Some(0) => anyhow::bail!("--max-connections must be at least 1"),
+        Some(n) if n > room => anyhow::bail!(
+            "--max-connections {n} does not fit under the open-file limit {file_limit} (at most \
+             {room}: {RESERVED_FILES} files are kept for the database and logs); raise the hard \
+             limit (ulimit -Hn) or ask for fewer"
+        ),
+        Some(n) => Ok(n),
+        None => Ok(http::server::DEFAULT_MAX_CONNECTIONS.min(room).max(1)),
+    }
+}
+
+/// How long startup keeps retrying a database that is not accepting connections yet (one just
+/// starting, say) before it gives up; a wrong address or password fails well within 10 s.
+const CONNECT_PATIENCE: Duration = Duration::from_secs(7);
+/// Longest wait for one connection attempt (a host that drops packets never refuses).
+const CONNECT_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Connects to the database at `url`, retrying for a few seconds while it refuses connections or
+/// is starting up. Errors name the host, the port and what went wrong (never the password).
+async fn connect(url: &str) -> anyhow::Result<sqlx::PgPool> {
+    use sqlx::ConnectOptions;
+    use std::str::FromStr;
+    let options = sqlx::postgres::PgConnectOptions::from_str(url)
+        .map_err(|e| anyhow::anyhow!("the database URL is not valid: {e}"))?;
+    let target = format!("{}:{}", options.get_host(), options.get_port());
+    let deadline = tokio::time::Instant::now() + CONNECT_PATIENCE;
+    loop {
+        let failure = match tokio::time::timeout(CONNECT_ATTEMPT_TIMEOUT, options.connect()).await {
+            Ok(Ok(conn)) => {
+                let _ = sqlx::Connection::close(conn).await;
+                break;
+            }
+            Ok(Err(e)) if !worth_retrying(&e) => {
+                anyhow::bail!("cannot connect to the database at {target}: {e}")
+            }
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => format!("no answer within {}s", CONNECT_ATTEMPT_TIMEOUT.as_secs()),
+        };
+        if tokio::time::Instant::now() + Duration::from_millis(500) >= deadline {
+            anyhow::bail!(
+                "cannot connect to the database at {target} (tried for {}s): {failure}",
+                CONNECT_PATIENCE.as_secs()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    Ok(store::pool_options().connect_lazy_with(options))
+}
+
+/// Whether a failed connection may work a moment later: the server is not listening yet or is
+/// starting up. A wrong password, user or database name will not fix itself.
+fn worth_retrying(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_) => true,
+        // 57P03: the database system is starting up.
+        sqlx::Error::Database(db) => db.code().as_deref() == Some("57P03"),
+        _ => false,
+    }
 }
 
 /// Resolves on SIGINT or SIGTERM.
@@ -83,6 +177,20 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             env::API_KEYS
         );
     }
+    if args.header_timeout_secs == 0 {
+        anyhow::bail!("--header-timeout-secs must be at least 1");
+    }
+    let file_limit = raise_file_limit();
+    let limits = http::server::ConnectionLimits {
+        header_timeout: Duration::from_secs(args.header_timeout_secs),
+        max_connections: connection_cap(args.max_connections, file_limit)?,
+    };
+    tracing::info!(
+        file_limit,
+        max_connections = limits.max_connections,
+        header_timeout_secs = args.header_timeout_secs,
+        "connection limits"
+    );
     let mut embedded = None;
     let url = match &args.database_url {
         Some(url) => url.clone(),
@@ -100,28 +208,44 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             url
         }
     };
-    let result = serve_on(&url, &args, keys).await;
-    if let Some(mut pg) = embedded {
-        if let Err(e) = pg.stop().await {
+    let pool = connect(&url).await?;
+    // From here on the embedded server is restarted whenever it exits, until shutdown.
+    let supervisor = embedded.map(|pg| {
+        let pool = pool.clone();
+        store::embedded::Supervisor::start(pg, move |pg| {
+            use std::str::FromStr;
+            if let Ok(options) = sqlx::postgres::PgConnectOptions::from_str(&pg.url("joust")) {
+                pool.set_connect_options(options);
+            }
+        })
+    });
+    let result = serve_on(pool, &args, keys, limits).await;
+    if let Some(supervisor) = supervisor {
+        if let Err(e) = supervisor.stop().await {
             tracing::warn!(error = %e, "stopping the embedded Postgres failed");
         }
     }
     result
 }
 
-async fn serve_on(url: &str, args: &ServeArgs, keys: ApiKeys) -> anyhow::Result<()> {
-    let pool = connect(url).await?;
+async fn serve_on(
+    pool: sqlx::PgPool,
+    args: &ServeArgs,
+    keys: ApiKeys,
+    limits: http::server::ConnectionLimits,
+) -> anyhow::Result<()> {
     store::migrate(&pool).await.context("applying migrations")?;
     let engine = Engine::start(pool)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
+    engine.set_memory_budget(args.max_experiment_memory_mb.saturating_mul(1024 * 1024));
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     tracing::info!(listen = %listener.local_addr()?, "joust is serving");
     // A line on stdout that scripts can wait for.
     println!("joust listening on http://{}", listener.local_addr()?);
-    http::serve(listener, engine.clone(), keys, shutdown_signal()).await?;
+    http::serve_with(listener, engine.clone(), keys, limits, shutdown_signal()).await?;
     engine.shutdown().await;
     Ok(())
 }

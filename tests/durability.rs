@@ -4,10 +4,11 @@
 
 mod common;
 
+use common::process::Server;
 use common::{TestApp, error_code, spawn_app, spawn_app_on, win_total};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The parts of an experiment that must survive a restart or agree across replicas.
@@ -98,54 +99,6 @@ async fn outcomes_for_an_experiment_deleted_elsewhere_are_refused_and_not_kept()
     pool.close().await;
     b.stop().await;
     a.stop().await;
-}
-
-/// A `joust serve` process on the given database, on a free port.
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Server {
-    fn start(db_url: &str) -> Server {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let child = Command::new(env!("CARGO_BIN_EXE_joust"))
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-            .env("DATABASE_URL", db_url)
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn joust serve");
-        Server {
-            child,
-            base: format!("http://127.0.0.1:{port}"),
-        }
-    }
-
-    async fn wait_ready(&self, client: &reqwest::Client) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline {
-            if let Ok(r) = client.get(format!("{}/readyz", self.base)).send().await {
-                if r.status() == StatusCode::OK {
-                    return;
-                }
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("joust serve at {} did not become ready", self.base);
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 async fn post(client: &reqwest::Client, url: String, body: Value) -> (StatusCode, Value) {
@@ -359,52 +312,18 @@ async fn serve_on_embedded_postgres_persists_and_shuts_down_gracefully() {
     let dir = common::pg::TempDir::new();
     let data = dir.path().join("data");
     let client = reqwest::Client::new();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = common::process::free_port();
     let base = format!("http://127.0.0.1:{port}");
+    let data_arg = data.display().to_string();
     let start = || {
-        Command::new(env!("CARGO_BIN_EXE_joust"))
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-            .args(["--data-dir".as_ref(), data.as_os_str()])
-            .env_remove("DATABASE_URL")
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("spawn joust serve")
-    };
-    let wait_ready = || async {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while Instant::now() < deadline {
-            if let Ok(r) = client.get(format!("{base}/readyz")).send().await {
-                if r.status() == StatusCode::OK {
-                    return;
-                }
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("joust serve did not become ready");
-    };
-    let terminate = |child: &mut Child| {
-        Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status()
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                assert!(status.success(), "joust serve exited with {status}");
-                return;
-            }
-            assert!(Instant::now() < deadline, "joust serve ignored SIGTERM");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        Server::spawn(
+            common::process::serve_command(port, &["--data-dir", &data_arg]),
+            port,
+        )
     };
 
-    let mut child = start();
-    wait_ready().await;
+    let mut server = start();
+    server.wait_ready(&client).await;
     let (s, b) = post(
         &client,
         format!("{base}/v1/experiments"),
@@ -426,14 +345,14 @@ async fn serve_on_embedded_postgres_persists_and_shuts_down_gracefully() {
     )
     .await;
     assert_eq!(s, StatusCode::OK);
-    terminate(&mut child);
+    server.terminate();
     assert!(
         pids_of_postgres_under(&data).is_empty(),
         "the embedded Postgres outlived joust"
     );
 
-    let mut child = start();
-    wait_ready().await;
+    let mut server = start();
+    server.wait_ready(&client).await;
     let e: Value = client
         .get(format!("{base}/v1/experiments/{id}"))
         .send()
@@ -447,7 +366,7 @@ async fn serve_on_embedded_postgres_persists_and_shuts_down_gracefully() {
         e["duels_issued"], 1,
         "duel counts are flushed at shutdown: {e}"
     );
-    terminate(&mut child);
+    server.terminate();
 }
 
 #[test]

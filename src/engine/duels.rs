@@ -5,6 +5,7 @@ use std::cell::RefCell;
 
 use crate::bandit::BanditRng;
 
+use super::offload;
 use super::token::DuelClaims;
 use super::{Engine, EngineError, Status, now_ms};
 
@@ -39,12 +40,16 @@ impl Engine {
                 ));
             }
             Status::Concluded => {
-                let champion = snap
-                    .state
-                    .champion()
-                    .ranker
-                    .or_else(|| snap.state.active.iter().position(|a| *a))
-                    .expect("an experiment keeps at least two active rankers");
+                let k = snap.names.len();
+                let s = snap.clone();
+                let champion = offload::cpu(k, move || {
+                    s.state
+                        .champion()
+                        .ranker
+                        .or_else(|| s.state.active.iter().position(|a| *a))
+                })
+                .await
+                .expect("an experiment keeps at least two active rankers");
                 let name = snap.names[champion].clone();
                 return Ok(IssuedDuel {
                     token: None,
@@ -57,10 +62,14 @@ impl Engine {
             Status::Running => {}
         }
         let issued = now_ms();
-        let (pair, random) = RNG.with(|rng| {
-            let mut rng = rng.borrow_mut();
-            (snap.state.select(&mut *rng), rng.random::<[u8; 16]>())
-        });
+        let s = snap.clone();
+        let (pair, random) = offload::cpu(snap.names.len(), move || {
+            RNG.with(|rng| {
+                let mut rng = rng.borrow_mut();
+                (s.state.select(&mut *rng), rng.random::<[u8; 16]>())
+            })
+        })
+        .await;
         let nonce = DuelClaims::uuid_v7_nonce(issued, random);
         let claims = DuelClaims {
             experiment_id: id,

@@ -10,7 +10,7 @@ use crate::store::{self, experiments};
 
 use super::interleaving_config::{InterleavingConfig, InterleavingSpec};
 use super::snapshot::{PersistedPolicy, Snapshot, Status, tie_rule_str};
-use super::{Engine, EngineError};
+use super::{Engine, EngineError, memory_budget};
 
 pub const MAX_RANKERS: usize = 10_000;
 pub const MAX_NAME_LEN: usize = 200;
@@ -62,6 +62,8 @@ impl Engine {
                 format!("an experiment needs 2 to {MAX_RANKERS} rankers, got {k}"),
             ));
         }
+        // Before anything is built: a state over budget could take gigabytes to build.
+        memory_budget::check(&req.policy, k, self.memory_budget())?;
         let mut seen = HashSet::new();
         for r in &req.rankers {
             check_name("a ranker name", r)?;
@@ -152,6 +154,7 @@ impl Engine {
         name: &str,
     ) -> Result<std::sync::Arc<Snapshot>, EngineError> {
         check_name("a ranker name", name)?;
+        let budget = self.memory_budget();
         self.change_state(id, |snap| {
             if snap.by_name.contains_key(name) {
                 return Err(EngineError::conflict(
@@ -162,6 +165,7 @@ impl Engine {
             if snap.names.len() >= MAX_RANKERS {
                 return Err(EngineError::conflict("too_many_rankers", format!("an experiment holds at most {MAX_RANKERS} rankers")));
             }
+            memory_budget::check(&snap.policy, snap.names.len() + 1, budget)?;
             let idx = snap.state.add_arm();
             Ok(Some((idx as i32, name.to_string())))
         })

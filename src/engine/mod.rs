@@ -3,11 +3,14 @@
 //! something. HTTP handlers call one function here per request.
 
 pub mod cache;
+pub mod db_health;
 pub mod duels;
 pub mod error;
 pub mod experiments;
 pub mod interleaving_config;
 pub mod interleavings;
+pub mod memory_budget;
+pub mod offload;
 pub mod outcomes;
 pub mod snapshot;
 pub mod token;
@@ -19,7 +22,6 @@ pub use snapshot::{Snapshot, Status};
 
 use rand::Rng;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::sync::mpsc;
 
@@ -38,7 +40,9 @@ pub struct Engine {
     signer: TokenSigner,
     writer: mpsc::Sender<writer::WriteRequest>,
     instance_id: String,
-    db_ok: Arc<AtomicBool>,
+    db: Arc<db_health::DbHealth>,
+    /// Per-experiment memory budget in bytes (see [`memory_budget`]).
+    memory_budget: std::sync::atomic::AtomicU64,
 }
 
 impl Engine {
@@ -53,25 +57,55 @@ impl Engine {
         .await?;
         let cache = Arc::new(Cache::default());
         let writer = writer::spawn(pool.clone(), cache.clone());
+        let db = Arc::new(db_health::DbHealth::default());
+        tokio::spawn(db_health::probe_loop(Arc::downgrade(&db), pool.clone()));
         let engine = Arc::new(Engine {
             pool,
             cache,
             signer: TokenSigner::new(secret.as_bytes()),
             writer,
             instance_id: format!("{:016x}", rand::rng().random::<u64>()),
-            db_ok: Arc::new(AtomicBool::new(true)),
+            db,
+            memory_budget: memory_budget::DEFAULT_BUDGET_BYTES.into(),
         });
         tokio::spawn(refresh_loop(Arc::downgrade(&engine)));
         Ok(engine)
+    }
+
+    /// Sets the per-experiment memory budget checked when experiments are created or grow.
+    pub fn set_memory_budget(&self, bytes: u64) {
+        self.memory_budget
+            .store(bytes, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn memory_budget(&self) -> u64 {
+        self.memory_budget
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn pool(&self) -> &sqlx::PgPool {
         &self.pool
     }
 
-    /// Whether the last contact with the database worked.
+    /// Whether the database is reachable as far as this process knows (see [`db_health`]).
     pub fn database_ok(&self) -> bool {
-        self.db_ok.load(Ordering::Relaxed)
+        self.db.is_up()
+    }
+
+    /// Refuses at once what needs the database while it is known to be down, rather than
+    /// waiting for the pool's acquire timeout.
+    fn require_db(&self) -> Result<(), EngineError> {
+        if self.db.is_up() {
+            Ok(())
+        } else {
+            Err(EngineError::Unavailable)
+        }
+    }
+
+    /// Notes an outage reported by an operation's result.
+    fn observe<T>(&self, result: Result<T, EngineError>) -> Result<T, EngineError> {
+        db_health::observe(&self.db, &result);
+        result
     }
 
     /// The cached snapshot of an experiment, loading it on first use.
@@ -84,18 +118,33 @@ impl Engine {
 
     /// Reads an experiment from the database into the cache.
     pub async fn reload(&self, id: i64) -> Result<Arc<Snapshot>, EngineError> {
+        self.require_db()?;
+        let result = self.load(id).await;
+        self.observe(result)
+    }
+
+    async fn load(&self, id: i64) -> Result<Arc<Snapshot>, EngineError> {
         let mut conn = self.pool.acquire().await.map_err(store::StoreError::from)?;
         let Some(stored) = store::state::load(&mut conn, id).await? else {
             self.cache.remove(id);
             return Err(EngineError::UnknownExperiment(id));
         };
-        self.cache.put(Snapshot::from_stored(stored)?);
+        drop(conn);
+        let k = stored.rankers.len();
+        // Parsing a large state and rebuilding its caches is CPU work: off the runtime.
+        self.cache
+            .put(offload::cpu(k, move || Snapshot::from_stored(stored)).await?);
         self.cache.get(id).ok_or(EngineError::UnknownExperiment(id))
     }
 
     /// Live experiments with id greater than `after`.
     pub async fn list(&self, after: i64, limit: i64) -> Result<Vec<Arc<Snapshot>>, EngineError> {
-        let rows = store_experiments::list(&self.pool, after, limit).await?;
+        self.require_db()?;
+        let rows = self.observe(
+            store_experiments::list(&self.pool, after, limit)
+                .await
+                .map_err(EngineError::from),
+        )?;
         let mut out = Vec::with_capacity(rows.len());
         for row in rows {
             match self.snapshot(row.id).await {
@@ -110,13 +159,22 @@ impl Engine {
 
     /// Duels issued for an experiment: flushed counts of every replica plus this one's unflushed.
     pub async fn duels_issued(&self, id: i64) -> Result<i64, EngineError> {
-        let mut conn = self.pool.acquire().await.map_err(store::StoreError::from)?;
-        let flushed = store::state::duels_issued(&mut conn, id).await?;
+        self.require_db()?;
+        let flushed = self.observe(self.flushed_duels(id).await)?;
         Ok(flushed + self.cache.unflushed_duels(id) as i64)
     }
 
-    /// Database reachable and every migration applied.
+    async fn flushed_duels(&self, id: i64) -> Result<i64, EngineError> {
+        let mut conn = self.pool.acquire().await.map_err(store::StoreError::from)?;
+        Ok(store::state::duels_issued(&mut conn, id).await?)
+    }
+
+    /// Database reachable and every migration applied; answers at once while the database is
+    /// known to be down.
     pub async fn ready(&self) -> Result<(), String> {
+        if let Some(why) = self.db.down_reason() {
+            return Err(why);
+        }
         match store::migrations_applied(&self.pool).await {
             Ok(true) => Ok(()),
             Ok(false) => Err("migrations are not all applied".into()),
@@ -159,16 +217,20 @@ async fn refresh_loop(engine: std::sync::Weak<Engine>) {
         let Some(engine) = engine.upgrade() else {
             return;
         };
-        let mut ok = engine.refresh_once().await.is_ok();
-        since_flush += REFRESH_INTERVAL;
-        if since_flush >= FLUSH_INTERVAL {
-            since_flush = Duration::ZERO;
-            ok &= engine.flush_duels().await.is_ok();
+        // While the database is away there is nothing to refresh from; the probe watches it.
+        if !engine.database_ok() {
+            continue;
         }
-        if !ok {
+        let mut result = engine.refresh_once().await;
+        since_flush += REFRESH_INTERVAL;
+        if result.is_ok() && since_flush >= FLUSH_INTERVAL {
+            since_flush = Duration::ZERO;
+            result = engine.flush_duels().await;
+        }
+        if result.is_err() {
             metrics::counter!("joust_database_errors_total", "op" => "refresh").increment(1);
         }
-        engine.db_ok.store(ok, Ordering::Relaxed);
+        engine.observe(result).ok();
     }
 }
 

@@ -82,6 +82,15 @@ impl Engine {
         &self,
         items: Vec<PendingOutcome>,
     ) -> Result<Vec<Written>, EngineError> {
+        self.require_db()?;
+        let result = self.send_to_writer(items).await;
+        self.observe(result)
+    }
+
+    async fn send_to_writer(
+        &self,
+        items: Vec<PendingOutcome>,
+    ) -> Result<Vec<Written>, EngineError> {
         let (reply, answer) = oneshot::channel();
         self.writer
             .send(WriteRequest { items, reply })

@@ -23,6 +23,7 @@ use crate::bandit::{Arm, BanditRng, BanditState, Outcome, Pair};
 use crate::store::outcomes::{self, OutcomeRow};
 use crate::store::{self, experiments};
 
+use super::offload;
 use super::snapshot::{PersistedPolicy, Snapshot};
 use super::{Cache, EngineError};
 
@@ -232,21 +233,27 @@ async fn write_group(
         if new_items.is_empty() {
             continue;
         }
-        let mut snap = match cache.get(id).filter(|s| s.version == version) {
-            Some(s) => (*s).clone(),
+        let base = match cache.get(id).filter(|s| s.version == version) {
+            Some(s) => s,
             None => {
                 let stored = store::state::load(&mut tx, id)
                     .await?
                     .ok_or(EngineError::UnknownExperiment(id))?;
-                Snapshot::from_stored(stored)?
+                let k = stored.rankers.len();
+                Arc::new(offload::cpu(k, move || Snapshot::from_stored(stored)).await?)
             }
         };
-        let mut rng = update_rng(snap.seed, version);
-        let (applied, ties) = apply(
-            &mut snap.state,
-            new_items.iter().map(|&i| items[i]),
-            &mut rng,
-        )?;
+        // Copying the state, applying the outcomes and serialising the result grow with the
+        // number of rankers: off the runtime for a large experiment.
+        let batch: Vec<PendingOutcome> = new_items.iter().map(|&i| items[i].clone()).collect();
+        let (mut snap, applied, ties, policy_state) = offload::cpu(base.names.len(), move || {
+            let mut snap = (*base).clone();
+            let mut rng = update_rng(snap.seed, version);
+            let (applied, ties) = apply(&mut snap.state, batch.iter(), &mut rng)?;
+            let policy_state = PersistedPolicy::to_json(&snap.state);
+            Ok::<_, EngineError>((snap, applied, ties, policy_state))
+        })
+        .await?;
         let mut win_cells: BTreeMap<(i32, i32), i64> = BTreeMap::new();
         let mut tie_cells: BTreeMap<(i32, i32), i64> = BTreeMap::new();
         for &i in &new_items {
@@ -269,7 +276,6 @@ async fn write_group(
         };
         outcomes::add_wins(&mut tx, id, &cells(win_cells)).await?;
         outcomes::add_ties(&mut tx, id, &cells(tie_cells)).await?;
-        let policy_state = PersistedPolicy::to_json(&snap.state);
         snap.version = outcomes::finish_state(&mut tx, id, &policy_state, applied, ties).await?;
         snap.outcomes_applied += applied;
         snap.ties_applied += ties;

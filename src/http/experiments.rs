@@ -1,14 +1,14 @@
 //! `/v1/experiments`: create, list, read, change status, delete, add and retire rankers.
 
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::json;
 use std::sync::Arc;
 
-use crate::engine::Status;
 use crate::engine::experiments::CreateExperiment;
+use crate::engine::{Snapshot, Status, offload};
 
 use super::AppState;
 use super::auth::{AdminKey, ReadKey};
@@ -16,13 +16,29 @@ use super::error::ApiError;
 use super::json::{Json, Path, Query};
 use super::views;
 
+/// A JSON body already serialised.
+fn json_response(body: Vec<u8>) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+fn json_bytes(value: &serde_json::Value) -> Vec<u8> {
+    serde_json::to_vec(value).expect("a JSON value serialises")
+}
+
+/// The detail view of an experiment. Its champion report and per-ranker counts grow with the
+/// number of rankers, so for a large experiment they are built and serialised off the runtime.
+async fn detail_json(snap: Arc<Snapshot>, duels_issued: i64) -> Response {
+    let k = snap.names.len();
+    json_response(offload::cpu(k, move || json_bytes(&views::detail(&snap, duels_issued))).await)
+}
+
 pub async fn create(
     _: AdminKey,
     State(app): State<Arc<AppState>>,
     Json(req): Json<CreateExperiment>,
 ) -> Result<Response, ApiError> {
     let snap = app.engine.create_experiment(req).await?;
-    Ok((StatusCode::CREATED, axum::Json(views::detail(&snap, 0))).into_response())
+    Ok((StatusCode::CREATED, detail_json(snap, 0).await).into_response())
 }
 
 #[derive(Deserialize)]
@@ -68,7 +84,7 @@ pub async fn get(
 ) -> Result<Response, ApiError> {
     let snap = app.engine.snapshot(id).await?;
     let issued = app.engine.duels_issued(id).await?;
-    Ok(axum::Json(views::detail(&snap, issued)).into_response())
+    Ok(detail_json(snap, issued).await.into_response())
 }
 
 pub async fn matrix(
@@ -77,17 +93,20 @@ pub async fn matrix(
     Path(id): Path<i64>,
 ) -> Result<Response, ApiError> {
     let snap = app.engine.snapshot(id).await?;
-    let body = views::matrix(&snap).ok_or_else(|| {
-        ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "matrix_too_large",
-            format!(
-                "the matrix endpoint returns experiments of at most {} active rankers",
-                views::MAX_MATRIX_RANKERS
-            ),
-        )
-    })?;
-    Ok(axum::Json(body).into_response())
+    let k = snap.names.len();
+    let body = offload::cpu(k, move || views::matrix(&snap).map(|m| json_bytes(&m)))
+        .await
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "matrix_too_large",
+                format!(
+                    "the matrix endpoint returns experiments of at most {} active rankers",
+                    views::MAX_MATRIX_RANKERS
+                ),
+            )
+        })?;
+    Ok(json_response(body))
 }
 
 #[derive(Deserialize)]
@@ -104,7 +123,7 @@ pub async fn patch(
 ) -> Result<Response, ApiError> {
     let snap = app.engine.set_status(id, req.status).await?;
     let issued = app.engine.duels_issued(id).await?;
-    Ok(axum::Json(views::detail(&snap, issued)).into_response())
+    Ok(detail_json(snap, issued).await.into_response())
 }
 
 pub async fn delete(

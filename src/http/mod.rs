@@ -12,6 +12,7 @@ pub mod json;
 pub mod metrics;
 pub mod outcomes;
 pub mod request_id;
+pub mod server;
 pub mod views;
 
 use axum::Router;
@@ -93,11 +94,30 @@ pub fn router(state: Arc<AppState>) -> Router {
         .with_state(state)
 }
 
-/// Serves the API on `listener` until `shutdown` resolves, then finishes in-flight requests.
+/// Serves the API on `listener` with the default connection limits until `shutdown` resolves,
+/// then finishes in-flight requests.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     engine: Arc<Engine>,
     keys: ApiKeys,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    serve_with(
+        listener,
+        engine,
+        keys,
+        server::ConnectionLimits::default(),
+        shutdown,
+    )
+    .await
+}
+
+/// [`serve`] with the given connection limits.
+pub async fn serve_with(
+    listener: tokio::net::TcpListener,
+    engine: Arc<Engine>,
+    keys: ApiKeys,
+    limits: server::ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let state = Arc::new(AppState {
@@ -105,7 +125,5 @@ pub async fn serve(
         keys,
         metrics: metrics::handle(),
     });
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    server::serve_connections(listener, router(state), limits, shutdown).await
 }

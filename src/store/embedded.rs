@@ -50,8 +50,10 @@ mod binaries;
 mod cluster;
 mod run_as;
 mod server;
+mod supervisor;
 
 pub use binaries::{BinarySearch, PgBinaries};
+pub use supervisor::Supervisor;
 
 use cluster::ClusterPaths;
 use run_as::RunAs;
@@ -110,7 +112,14 @@ pub enum EmbeddedError {
     )]
     DirectoryNotReachable { user: String, dir: PathBuf },
     #[error(
-        "another PostgreSQL server (pid {pid}) is running on {}; stop it first",
+        "another joust (pid {pid}) uses this --data-dir ({}); stop that joust first, or give \
+         this one another --data-dir",
+        data_dir.display()
+    )]
+    InUse { pid: String, data_dir: PathBuf },
+    #[error(
+        "a PostgreSQL server (pid {pid}) that no running joust owns is still running on {} (a \
+         previous server still shutting down, or one started by hand); stop it first",
         data_dir.display()
     )]
     AlreadyRunning { pid: u32, data_dir: PathBuf },
@@ -153,6 +162,8 @@ pub struct EmbeddedPostgres {
     /// Stops the server when dropped (blocking: whoever drops the server usually removes its
     /// directory next, which must not happen under a running server).
     server: Option<ServerProcess>,
+    /// This process's claim on the cluster (see `ClusterPaths::lock`), held while this value lives.
+    _lock: std::fs::File,
 }
 
 impl EmbeddedPostgres {
@@ -173,6 +184,7 @@ impl EmbeddedPostgres {
         let paths = ClusterPaths::new(root);
         let run_as = RunAs::detect()?;
         paths.create_root()?;
+        let lock = paths.lock()?;
         run_as.take_ownership(&paths.root)?;
         run_as.check_reachable(&paths.root)?;
         if !paths.is_initialised() {
@@ -186,6 +198,7 @@ impl EmbeddedPostgres {
             password,
             port: 0,
             server: None,
+            _lock: lock,
         };
         pg.launch().await?;
         pg.ensure_database(DEFAULT_DATABASE).await?;
@@ -216,11 +229,17 @@ impl EmbeddedPostgres {
         self.server.as_mut().is_some_and(|s| !s.has_exited())
     }
 
-    /// Stops the server (fast shutdown) and waits for it; idempotent.
+    /// Stops the server (fast shutdown) and waits for it; idempotent. A server that runs on this
+    /// cluster though this value did not start it (started by hand after ours exited) is stopped
+    /// too: whoever stops joust expects its database to be stopped.
     pub async fn stop(&mut self) -> Result<(), EmbeddedError> {
         let Some(mut server) = self.server.take() else {
             return Ok(());
         };
+        if server.has_exited() {
+            cluster::stop_foreign_server(&self.paths.data, STOP_TIMEOUT).await;
+            return Ok(());
+        }
         if server.shut_down(STOP_TIMEOUT).await {
             tracing::info!(port = self.port, "embedded postgres stopped");
             Ok(())

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod pg;
+pub mod process;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};

@@ -27,6 +27,8 @@ pub(super) struct ClusterPaths {
     pub password: PathBuf,
     pub port: PathBuf,
     pub log: PathBuf,
+    /// Held (flock) by the one process using the cluster, and holding that process's pid.
+    pub lock: PathBuf,
 }
 
 impl ClusterPaths {
@@ -36,6 +38,7 @@ impl ClusterPaths {
             password: root.join("password"),
             port: root.join("port"),
             log: root.join("server.log"),
+            lock: root.join("joust.lock"),
             root,
         }
     }
@@ -45,6 +48,54 @@ impl ClusterPaths {
             "creating {}",
             self.root.display()
         )))
+    }
+
+    /// Takes the cluster for this process: an exclusive `flock` on `joust.lock`, released by the
+    /// kernel when the returned file is closed or the process dies (so a killed run never leaves
+    /// it behind). Refused, naming the holder's pid, while another process holds it: two
+    /// processes starting servers on one cluster would each see the other's server as stale.
+    pub(super) fn lock(&self) -> Result<File, EmbeddedError> {
+        use std::os::fd::AsRawFd;
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&self.lock)
+            .map_err(EmbeddedError::io(format!(
+                "opening {}",
+                self.lock.display()
+            )))?;
+        // SAFETY: flock takes a descriptor we own for the duration of the call.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let err = std::io::Error::last_os_error();
+            if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
+                return Err(EmbeddedError::io(format!(
+                    "locking {}",
+                    self.lock.display()
+                ))(err));
+            }
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            return Err(EmbeddedError::InUse {
+                pid: holder.trim().to_string(),
+                data_dir: self
+                    .root
+                    .parent()
+                    .map_or_else(|| self.root.clone(), Path::to_path_buf),
+            });
+        }
+        let write = |file: &mut File| -> std::io::Result<()> {
+            file.set_len(0)?;
+            file.seek(SeekFrom::Start(0))?;
+            writeln!(file, "{}", std::process::id())?;
+            file.flush()
+        };
+        write(&mut file).map_err(EmbeddedError::io(format!(
+            "writing {}",
+            self.lock.display()
+        )))?;
+        Ok(file)
     }
 
     /// `PG_VERSION` is written by `initdb`; the data directory only gets its final name once
@@ -245,4 +296,36 @@ fn is_live_postgres(pid: u32) -> bool {
     let comm = head.split_once('(').map_or("", |(_, comm)| comm);
     let state = tail.trim_start().chars().next();
     comm == "postgres" && !matches!(state, Some('Z') | Some('X'))
+}
+
+/// Fast-shuts-down a server running on `data` that this process did not start (its pid from
+/// `postmaster.pid`), and waits for it to exit.
+pub(super) async fn stop_foreign_server(data: &Path, timeout: Duration) {
+    let Some(pid) = std::fs::read_to_string(data.join("postmaster.pid"))
+        .ok()
+        .and_then(|c| c.lines().next().and_then(|l| l.trim().parse::<u32>().ok()))
+        .filter(|&pid| is_live_postgres(pid))
+    else {
+        return;
+    };
+    let Ok(raw) = libc::pid_t::try_from(pid) else {
+        return;
+    };
+    tracing::info!(
+        pid,
+        "stopping the PostgreSQL server started on this cluster by someone else"
+    );
+    // SAFETY: kill has no memory-safety preconditions; the pid was a live postgres a moment ago.
+    unsafe {
+        libc::kill(raw, libc::SIGINT);
+    }
+    let deadline = Instant::now() + timeout;
+    while is_live_postgres(pid) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    if is_live_postgres(pid) {
+        tracing::warn!(pid, "the PostgreSQL server did not stop within {timeout:?}");
+    } else {
+        tracing::info!(pid, "embedded postgres stopped");
+    }
 }
