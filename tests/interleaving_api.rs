@@ -3,7 +3,9 @@
 
 mod common;
 
-use common::{TestApp, distinct_duel, error_code, ranker_lists as lists, spawn_app};
+use common::{
+    TestApp, distinct_duel, error_code, ranker_lists as lists, shown_documents as shown, spawn_app,
+};
 use reqwest::StatusCode;
 use serde_json::{Map, Value, json};
 
@@ -22,20 +24,6 @@ async fn experiment_with(app: &TestApp, interleaving: Value, window: i64) -> i64
         .await;
     assert_eq!(s, StatusCode::CREATED, "{b}");
     b["id"].as_i64().unwrap()
-}
-
-fn shown(body: &Value) -> Vec<(String, Option<String>)> {
-    body["documents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| {
-            (
-                d["id"].as_str().unwrap().to_string(),
-                d["ranker"].as_str().map(String::from),
-            )
-        })
-        .collect()
 }
 
 /// What a dashboard would see change if anything was recorded.

@@ -17,7 +17,7 @@
 
 mod common;
 
-use common::{TestApp, distinct_duel, ranker_lists, spawn_app};
+use common::{TestApp, distinct_duel, ranker_lists, shown_documents, spawn_app};
 use joust::bandit::BanditRng;
 use joust::interleave::{
     DEFAULT_TAU, Exhausted, Interleaving, Method, SharedPrefix, SoftOutcome, TeamDraftOptions,
@@ -421,17 +421,7 @@ async fn interleave_over_http(
     let (token, pair) = distinct_duel(app, id).await;
     let (la, lb) = (ids(a), ids(b));
     let il = app.interleave(&token, ranker_lists(&pair, &la, &lb)).await;
-    let shown: Vec<(String, Option<String>)> = il["documents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| {
-            (
-                d["id"].as_str().unwrap().into(),
-                d["ranker"].as_str().map(String::from),
-            )
-        })
-        .collect();
+    let shown = shown_documents(&il);
     let team_of = |il: &Interleaving<u32>, i: usize| match il {
         Interleaving::TeamDraft(t) => match t.teams[i] {
             joust::interleave::Team::A => Some(pair[0].clone()),
@@ -461,8 +451,8 @@ async fn the_service_interleaves_and_credits_as_the_enumerated_methods() {
         for pair_case in pairs() {
             let cap = pair_case.2;
             spec["max_length"] = json!(cap);
-            if !experiments.contains_key(&cap) {
-                experiments.insert(cap, experiment(&app, spec.clone()).await);
+            if let std::collections::hash_map::Entry::Vacant(e) = experiments.entry(cap) {
+                e.insert(experiment(&app, spec.clone()).await);
             }
             let id = experiments[&cap];
             let (s, _, pair, il) = interleave_over_http(&app, id, &method, &pair_case).await;

@@ -207,3 +207,18 @@ pub fn ranker_lists<S: AsRef<str>>(pair: &[String; 2], a: &[S], b: &[S]) -> Valu
     m.insert(pair[1].clone(), json!(ids(b)));
     Value::Object(m)
 }
+
+/// The shown documents of an interleaving answer: each id and the ranker it counts for, if any.
+pub fn shown_documents(body: &Value) -> Vec<(String, Option<String>)> {
+    body["documents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["id"].as_str().unwrap().to_string(),
+                d["ranker"].as_str().map(String::from),
+            )
+        })
+        .collect()
+}
