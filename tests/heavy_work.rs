@@ -91,7 +91,8 @@ async fn heavy_requests_on_a_large_experiment_leave_the_others_fast() {
     assert!(p99 < 50.0, "p99 {p99:.1} ms beside heavy requests");
 }
 
-/// The figures for the case: 10,000 rankers, `uniform` reads and `dts`... duels.
+/// Figures for 10,000 rankers: reads of a `uniform` experiment and duels of a `merge_dts` one
+/// (a 10,000-ranker `dts` is over the default memory budget, see `tests/memory_budget.rs`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "benchmark: run with --ignored --nocapture"]
 async fn figures_for_ten_thousand_rankers() {
