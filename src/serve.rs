@@ -17,6 +17,7 @@ pub mod env {
     pub const DATABASE_URL: &str = "DATABASE_URL";
     pub const API_KEYS: &str = "JOUST_API_KEYS";
     pub const LOG_FORMAT: &str = "JOUST_LOG_FORMAT";
+    pub const OUTCOME_RETENTION_DAYS: &str = "JOUST_OUTCOME_RETENTION_DAYS";
 }
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -37,6 +38,11 @@ pub struct ServeArgs {
     /// Required when listening on anything but loopback. Make a key with `joust keygen`.
     #[arg(long, env = env::API_KEYS, hide_env_values = true, default_value = "")]
     pub api_keys: String,
+    /// Days raw outcome rows are kept after their duel's attribution window ends (they only make
+    /// retried outcomes exactly-once); older ones are pruned in the background. Counts, the win
+    /// matrix and history are kept forever.
+    #[arg(long, env = env::OUTCOME_RETENTION_DAYS, default_value_t = 90)]
+    pub outcome_retention_days: u32,
 }
 
 /// Connects, retrying while the database starts up.
@@ -118,10 +124,18 @@ async fn serve_on(url: &str, args: &ServeArgs, keys: ApiKeys) -> anyhow::Result<
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let pruner = crate::engine::retention::spawn(
+        engine.pool().clone(),
+        crate::engine::retention::Retention {
+            keep: Duration::from_secs(u64::from(args.outcome_retention_days) * 24 * 3600),
+            ..Default::default()
+        },
+    );
     tracing::info!(listen = %listener.local_addr()?, "joust is serving");
     // A line on stdout that scripts can wait for.
     println!("joust listening on http://{}", listener.local_addr()?);
     http::serve(listener, engine.clone(), keys, shutdown_signal()).await?;
+    pruner.abort();
     engine.shutdown().await;
     Ok(())
 }

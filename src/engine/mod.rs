@@ -9,6 +9,7 @@ pub mod experiments;
 pub mod interleaving_config;
 pub mod interleavings;
 pub mod outcomes;
+pub mod retention;
 pub mod snapshot;
 pub mod token;
 pub mod writer;
