@@ -52,12 +52,17 @@ struct LetorGenArgs {
     out: std::path::PathBuf,
 }
 
+/// Logs go to stderr: INFO by default (`RUST_LOG` changes it), one access line per request under
+/// `joust::access`, JSON with `JOUST_LOG_FORMAT=json`. Colour only when stderr is a terminal, so
+/// a log file or a collector gets plain text.
 fn init_tracing() {
+    use std::io::IsTerminal;
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,tower_http=warn"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
     if std::env::var(joust::serve::env::LOG_FORMAT).as_deref() == Ok("json") {
         builder.json().init();

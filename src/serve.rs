@@ -20,6 +20,7 @@ pub mod env {
     pub const HEADER_TIMEOUT: &str = "JOUST_HEADER_TIMEOUT_SECS";
     pub const MAX_CONNECTIONS: &str = "JOUST_MAX_CONNECTIONS";
     pub const MAX_EXPERIMENT_MEMORY: &str = "JOUST_MAX_EXPERIMENT_MEMORY_MB";
+    pub const OUTCOME_RETENTION_DAYS: &str = "JOUST_OUTCOME_RETENTION_DAYS";
 }
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -52,6 +53,11 @@ pub struct ServeArgs {
     /// rankers; creating an experiment or adding a ranker beyond it is refused (422).
     #[arg(long, env = env::MAX_EXPERIMENT_MEMORY, default_value_t = crate::engine::memory_budget::DEFAULT_BUDGET_BYTES / (1024 * 1024))]
     pub max_experiment_memory_mb: u64,
+    /// Days raw outcome rows are kept after their duel's attribution window ends (they only make
+    /// retried outcomes exactly-once); older ones are pruned in the background. Counts, the win
+    /// matrix and history are kept forever.
+    #[arg(long, env = env::OUTCOME_RETENTION_DAYS, default_value_t = 90)]
+    pub outcome_retention_days: u32,
 }
 
 /// File descriptors kept free for what is not a client connection: the database pool, the
@@ -242,10 +248,18 @@ async fn serve_on(
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let pruner = crate::engine::retention::spawn(
+        engine.pool().clone(),
+        crate::engine::retention::Retention {
+            keep: Duration::from_secs(u64::from(args.outcome_retention_days) * 24 * 3600),
+            ..Default::default()
+        },
+    );
     tracing::info!(listen = %listener.local_addr()?, "joust is serving");
     // A line on stdout that scripts can wait for.
     println!("joust listening on http://{}", listener.local_addr()?);
     http::serve_with(listener, engine.clone(), keys, limits, shutdown_signal()).await?;
+    pruner.abort();
     engine.shutdown().await;
     Ok(())
 }

@@ -638,3 +638,182 @@ async fn request_ids_of_two_requests(app: &TestApp) -> Vec<String> {
     }
     ids
 }
+
+#[tokio::test]
+async fn reserved_names_seeds_and_integral_floats() {
+    let app = spawn_app().await;
+    let create = |extra: Value| {
+        let mut body = json!({"name": "n", "rankers": ["a", "b"], "policy": {"name": "uniform"}});
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        app.post("/v1/experiments", body)
+    };
+    let before = experiment_count(&app).await;
+    // `tie` is the outcome's word for a tie: a ranker of that name could never win.
+    for (extra, status, code) in [
+        (
+            json!({"rankers": ["a", "tie"]}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "reserved_name",
+        ),
+        // Seeds are kept as a signed 64-bit integer: larger ones are refused, never changed.
+        (
+            json!({"seed": u64::MAX}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_seed",
+        ),
+        (
+            json!({"seed": 1u64 << 63}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_seed",
+        ),
+        (
+            json!({"attribution_window_secs": 55.5}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_body",
+        ),
+        (
+            json!({"name": "é".repeat(201)}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_name",
+        ),
+    ] {
+        let (s, b) = create(extra.clone()).await;
+        assert_eq!((s, error_code(&b)), (status, code), "{extra}: {b}");
+    }
+    assert_eq!(experiment_count(&app).await, before);
+
+    // The largest seed comes back exactly; integral floats are integers; names are counted in
+    // characters (as the schema's maxLength counts them); a null max_length is the default.
+    let (s, b) = create(json!({
+        "name": "é".repeat(200),
+        "seed": i64::MAX,
+        "attribution_window_secs": 55.0,
+        "interleaving": {"method": "team_draft", "max_length": null},
+    }))
+    .await;
+    assert_eq!(s, StatusCode::CREATED, "{b}");
+    assert_eq!(b["seed"], json!(i64::MAX));
+    assert_eq!(b["attribution_window_secs"], 55);
+    assert_eq!(b["interleaving"]["max_length"], 10);
+    let id = b["id"].as_i64().unwrap();
+    let (s, b) = app
+        .post(
+            &format!("/v1/experiments/{id}/rankers"),
+            json!({"name": "tie"}),
+        )
+        .await;
+    assert_eq!(
+        (s, error_code(&b)),
+        (StatusCode::UNPROCESSABLE_ENTITY, "reserved_name")
+    );
+    assert_eq!(
+        app.experiment(id).await["rankers"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+
+    // Cursors are 64-bit: the largest is an empty page, one past it a 400.
+    let (s, b) = app
+        .get(&format!("/v1/experiments?after={}", i64::MAX))
+        .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    assert_eq!(b["experiments"], json!([]));
+    let (s, b) = app.get("/v1/experiments?after=9223372036854775808").await;
+    assert_eq!(
+        (s, error_code(&b)),
+        (StatusCode::BAD_REQUEST, "invalid_query")
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn a_concluded_experiment_keeps_its_rankers() {
+    let app = spawn_app().await;
+    let id = app
+        .create_experiment(&["a", "b", "c"], json!({"name": "uniform"}))
+        .await;
+    let (s, b) = app
+        .send(
+            Method::PATCH,
+            &format!("/v1/experiments/{id}"),
+            Some(json!({"status": "concluded"})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    let version = b["version"].clone();
+    let (s, b) = app
+        .post(
+            &format!("/v1/experiments/{id}/rankers"),
+            json!({"name": "d"}),
+        )
+        .await;
+    assert_eq!(
+        (s, error_code(&b)),
+        (StatusCode::CONFLICT, "experiment_concluded")
+    );
+    let (s, b) = app
+        .send(
+            Method::DELETE,
+            &format!("/v1/experiments/{id}/rankers/a"),
+            None,
+        )
+        .await;
+    assert_eq!(
+        (s, error_code(&b)),
+        (StatusCode::CONFLICT, "experiment_concluded")
+    );
+    let e = app.experiment(id).await;
+    assert_eq!(e["version"], version);
+    assert_eq!(e["rankers"].as_array().unwrap().len(), 3);
+    assert!(
+        e["rankers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["active"] == true)
+    );
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn every_json_body_endpoint_wants_a_json_content_type() {
+    let app = spawn_app().await;
+    let id = app
+        .create_experiment(&["a", "b"], json!({"name": "uniform"}))
+        .await;
+    for (method, path) in [
+        (Method::POST, "/v1/experiments".to_string()),
+        (Method::PATCH, format!("/v1/experiments/{id}")),
+        (Method::POST, format!("/v1/experiments/{id}/rankers")),
+        (Method::POST, "/v1/interleavings".to_string()),
+        (Method::POST, "/v1/clicks".to_string()),
+        (Method::POST, "/v1/outcomes".to_string()),
+        (Method::POST, "/v1/outcomes/batch".to_string()),
+    ] {
+        for content_type in [None, Some("text/plain"), Some("application/jsonx")] {
+            let mut rb = app
+                .client
+                .request(method.clone(), format!("{}{path}", app.base))
+                .body("{}");
+            if let Some(ct) = content_type {
+                rb = rb.header("content-type", ct);
+            }
+            let resp = rb.send().await.unwrap();
+            assert_eq!(
+                resp.status(),
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "{method} {path} with {content_type:?}"
+            );
+            assert_eq!(
+                error_code(&resp.json().await.unwrap()),
+                "unsupported_media_type"
+            );
+        }
+    }
+    assert_eq!(app.experiment(id).await["version"], 1);
+    app.stop().await;
+}

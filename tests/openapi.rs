@@ -457,3 +457,28 @@ fn the_validator_catches_mismatches() {
     bad_enum["status"] = json!("maybe");
     assert!(validate(&doc, &schema, &bad_enum, "body").is_err());
 }
+
+/// Every JSON body can be refused for its size or its content type before it is read.
+#[test]
+fn every_json_body_operation_documents_413_and_415() {
+    let doc = spec();
+    let mut seen = 0;
+    for (path, ops) in doc["paths"].as_object().unwrap() {
+        for (method, op) in ops.as_object().unwrap() {
+            if op
+                .pointer("/requestBody/content/application~1json")
+                .is_none()
+            {
+                continue;
+            }
+            seen += 1;
+            for status in ["413", "415"] {
+                assert!(
+                    op["responses"].get(status).is_some(),
+                    "{method} {path} takes a JSON body but does not document {status}"
+                );
+            }
+        }
+    }
+    assert_eq!(seen, 7, "JSON body operations");
+}

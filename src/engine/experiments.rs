@@ -9,11 +9,16 @@ use crate::bandit::{BanditRng, BanditState, PolicySpec, TieRule};
 use crate::store::{self, experiments};
 
 use super::interleaving_config::{InterleavingConfig, InterleavingSpec};
+use super::outcomes::TIE;
 use super::snapshot::{PersistedPolicy, Snapshot, Status, tie_rule_str};
 use super::{Engine, EngineError, memory_budget};
 
 pub const MAX_RANKERS: usize = 10_000;
+/// Longest experiment or ranker name, in characters (as JSON Schema's `maxLength` counts).
 pub const MAX_NAME_LEN: usize = 200;
+/// Seeds are stored as a Postgres BIGINT, so the documented range is 0..=2^63-1; larger ones are
+/// refused rather than coming back changed.
+pub const MAX_SEED: u64 = i64::MAX as u64;
 /// One hour: long enough for a user's session of clicks to come back.
 pub const DEFAULT_ATTRIBUTION_WINDOW_SECS: i64 = 3600;
 /// Thirty days.
@@ -38,12 +43,39 @@ pub struct CreateExperiment {
 }
 
 fn check_name(what: &str, name: &str) -> Result<(), EngineError> {
-    if name.trim().is_empty() || name.len() > MAX_NAME_LEN || name.chars().any(char::is_control) {
+    if name.trim().is_empty()
+        || name.chars().count() > MAX_NAME_LEN
+        || name.chars().any(char::is_control)
+    {
         return Err(EngineError::invalid(
             "invalid_name",
             format!(
-                "{what} must be 1 to {MAX_NAME_LEN} bytes without control characters, got {name:?}"
+                "{what} must be 1 to {MAX_NAME_LEN} characters, not all blank, without control characters, got {name:?}"
             ),
+        ));
+    }
+    Ok(())
+}
+
+/// A ranker name: a name that is not the outcome format's word for a tie, so that a win by every
+/// ranker can be posted.
+fn check_ranker_name(name: &str) -> Result<(), EngineError> {
+    check_name("a ranker name", name)?;
+    if name == TIE {
+        return Err(EngineError::invalid(
+            "reserved_name",
+            format!("`{TIE}` is reserved: an outcome with winner `{TIE}` records a tie"),
+        ));
+    }
+    Ok(())
+}
+
+/// A concluded experiment is final: its rankers are what its champion was chosen among.
+fn refuse_if_concluded(snap: &Snapshot) -> Result<(), EngineError> {
+    if snap.status == Status::Concluded {
+        return Err(EngineError::conflict(
+            "experiment_concluded",
+            "a concluded experiment's rankers cannot change; create a new experiment",
         ));
     }
     Ok(())
@@ -66,7 +98,7 @@ impl Engine {
         memory_budget::check(&req.policy, k, self.memory_budget())?;
         let mut seen = HashSet::new();
         for r in &req.rankers {
-            check_name("a ranker name", r)?;
+            check_ranker_name(r)?;
             if !seen.insert(r.as_str()) {
                 return Err(EngineError::invalid(
                     "duplicate_ranker",
@@ -89,6 +121,12 @@ impl Engine {
             Some(spec) => InterleavingConfig::from_spec(spec)?,
             None => InterleavingConfig::default(),
         };
+        if let Some(seed) = req.seed.filter(|&s| s > MAX_SEED) {
+            return Err(EngineError::invalid(
+                "invalid_seed",
+                format!("seed must be in 0..={MAX_SEED}, got {seed}"),
+            ));
+        }
         let seed = req.seed.unwrap_or_else(|| rand::rng().random::<u64>() >> 1);
         let tie_rule = req.tie_rule.unwrap_or_default();
         let mut rng = BanditRng::seed_from_u64(seed);
@@ -153,9 +191,10 @@ impl Engine {
         id: i64,
         name: &str,
     ) -> Result<std::sync::Arc<Snapshot>, EngineError> {
-        check_name("a ranker name", name)?;
+        check_ranker_name(name)?;
         let budget = self.memory_budget();
         self.change_state(id, |snap| {
+            refuse_if_concluded(snap)?;
             if snap.by_name.contains_key(name) {
                 return Err(EngineError::conflict(
                     "duplicate_ranker",
@@ -179,6 +218,7 @@ impl Engine {
         name: &str,
     ) -> Result<std::sync::Arc<Snapshot>, EngineError> {
         self.change_state(id, |snap| {
+            refuse_if_concluded(snap)?;
             let arm = snap.arm(name)?;
             snap.state.retire_arm(arm).map_err(|e| match e {
                 crate::bandit::StateError::RetiredArm(_) => EngineError::conflict(

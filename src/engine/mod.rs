@@ -12,6 +12,7 @@ pub mod interleavings;
 pub mod memory_budget;
 pub mod offload;
 pub mod outcomes;
+pub mod retention;
 pub mod snapshot;
 pub mod token;
 pub mod writer;

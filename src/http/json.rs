@@ -1,26 +1,119 @@
 //! Extractors that turn every malformed request into the one JSON error shape, never axum's
 //! plain-text rejections.
 
+use axum::body::Bytes;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
-use axum::http::StatusCode;
 use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode, header};
 use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 use super::error::ApiError;
 
 /// A JSON body. Malformed JSON is 400 `invalid_json`; JSON of the wrong shape is 422
-/// `invalid_body`; a missing content type is 415; an oversized body 413.
+/// `invalid_body`; a missing or non-JSON content type is 415; an oversized body 413.
+///
+/// JSON has one number type, so an integral float such as `55.0` is accepted where an integer is
+/// expected (generated clients and JavaScript's `JSON.stringify` of computed values send them).
 pub struct Json<T>(pub T);
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Json<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
-        match axum::Json::<T>::from_request(req, state).await {
+        if !is_json_content_type(req.headers()) {
+            return Err(unsupported_media_type());
+        }
+        let bytes = Bytes::from_request(req, state)
+            .await
+            .map_err(|r| body_rejection(r.status(), r.body_text()))?;
+        match axum::Json::<T>::from_bytes(&bytes) {
             Ok(axum::Json(v)) => Ok(Json(v)),
+            // The common case is answered above without building a tree; only a body of the
+            // wrong shape is looked at again for integral floats.
+            Err(rejection @ JsonRejection::JsonDataError(_)) => from_integral_floats(&bytes)
+                .map(Json)
+                .ok_or_else(|| json_rejection(rejection)),
             Err(rejection) => Err(json_rejection(rejection)),
         }
+    }
+}
+
+/// `application/json` or `application/*+json`, as axum's own extractor accepts.
+fn is_json_content_type(headers: &HeaderMap) -> bool {
+    let Some(value) = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let essence = value
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || essence
+            .strip_prefix("application/")
+            .is_some_and(|sub| sub.ends_with("+json"))
+}
+
+/// Deserialises `bytes` once every integral float in them is an integer, if that changes anything.
+fn from_integral_floats<T: DeserializeOwned>(bytes: &[u8]) -> Option<T> {
+    let mut value: Value = serde_json::from_slice(bytes).ok()?;
+    if !integral_floats_to_integers(&mut value) {
+        return None;
+    }
+    serde_json::from_value(value).ok()
+}
+
+/// Turns each float with no fractional part that fits an i64 or u64 into that integer; says
+/// whether any was turned.
+fn integral_floats_to_integers(value: &mut Value) -> bool {
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            let f = n.as_f64().unwrap_or(f64::NAN);
+            // 2^63 and 2^64 are exact in f64; the ranges are half-open so the casts are exact.
+            let integer = if f.fract() != 0.0 {
+                None
+            } else if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f) {
+                Some(serde_json::Number::from(f as i64))
+            } else if (0.0..18_446_744_073_709_551_616.0).contains(&f) {
+                Some(serde_json::Number::from(f as u64))
+            } else {
+                None
+            };
+            integer.map(|i| *n = i).is_some()
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |changed, v| integral_floats_to_integers(v) | changed),
+        Value::Object(fields) => fields
+            .values_mut()
+            .fold(false, |changed, v| integral_floats_to_integers(v) | changed),
+        _ => false,
+    }
+}
+
+fn unsupported_media_type() -> ApiError {
+    ApiError::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+        "expected a JSON body with `Content-Type: application/json`",
+    )
+}
+
+fn body_rejection(status: StatusCode, text: String) -> ApiError {
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            "the request body is too large",
+        )
+    } else {
+        ApiError::bad_request("invalid_body", text)
     }
 }
 
@@ -31,17 +124,8 @@ fn json_rejection(r: JsonRejection) -> ApiError {
             ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_body", text)
         }
         JsonRejection::JsonSyntaxError(_) => ApiError::bad_request("invalid_json", text),
-        JsonRejection::MissingJsonContentType(_) => ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "unsupported_media_type",
-            "expected a JSON body with `Content-Type: application/json`",
-        ),
-        _ if r.status() == StatusCode::PAYLOAD_TOO_LARGE => ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "body_too_large",
-            "the request body is too large",
-        ),
-        _ => ApiError::bad_request("invalid_body", text),
+        JsonRejection::MissingJsonContentType(_) => unsupported_media_type(),
+        _ => body_rejection(r.status(), text),
     }
 }
 
@@ -79,4 +163,40 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for Query<T> {
 
 fn query_rejection(r: QueryRejection) -> ApiError {
     ApiError::bad_request("invalid_query", r.body_text())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn integral_floats_become_integers_and_others_stay() {
+        let mut v: Value = serde_json::from_str(
+            r#"{"a": 55.0, "b": [1.5, -3.0, 1e300], "c": 18446744073709549568.0, "d": 7}"#,
+        )
+        .unwrap();
+        assert!(integral_floats_to_integers(&mut v));
+        assert_eq!(
+            v,
+            json!({"a": 55, "b": [1.5, -3, 1e300], "c": 18446744073709549568u64, "d": 7})
+        );
+        let mut plain = json!({"a": 1, "b": [2.5]});
+        assert!(!integral_floats_to_integers(&mut plain));
+    }
+
+    #[test]
+    fn json_content_types() {
+        let with = |v: &'static str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::CONTENT_TYPE, v.parse().unwrap());
+            is_json_content_type(&h)
+        };
+        assert!(with("application/json"));
+        assert!(with("Application/JSON; charset=utf-8"));
+        assert!(with("application/problem+json"));
+        assert!(!with("text/plain"));
+        assert!(!with("application/jsonx"));
+        assert!(!is_json_content_type(&HeaderMap::new()));
+    }
 }

@@ -1,6 +1,7 @@
 //! The HTTP API: an axum router with one module per resource. Handlers are thin: they parse,
 //! check the API key's scope, call one engine function and render JSON.
 
+pub mod access_log;
 pub mod auth;
 pub mod clicks;
 pub mod duels;
@@ -85,6 +86,8 @@ pub fn router(state: Arc<AppState>) -> Router {
             )
             .into_response()
         }))
+        // Outside the panic catcher, so that a request answered 500 after a panic is logged too.
+        .layer(axum::middleware::from_fn(access_log::log))
         .layer(TraceLayer::new_for_http())
         .layer(PropagateRequestIdLayer::new(request_id.clone()))
         .layer(SetRequestIdLayer::new(

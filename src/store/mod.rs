@@ -4,6 +4,7 @@
 pub mod embedded;
 pub mod experiments;
 pub mod outcomes;
+pub mod retention;
 pub mod settings;
 pub mod state;
 
