@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::engine::Engine;
+use crate::engine::{Engine, EngineOptions};
 use crate::http::{self, auth::ApiKeys};
 use crate::store;
 
@@ -17,6 +17,8 @@ pub mod env {
     pub const DATABASE_URL: &str = "DATABASE_URL";
     pub const API_KEYS: &str = "JOUST_API_KEYS";
     pub const LOG_FORMAT: &str = "JOUST_LOG_FORMAT";
+    pub const HISTORY_INTERVAL_SECS: &str = "JOUST_HISTORY_INTERVAL_SECS";
+    pub const METRICS_MAX_EXPERIMENTS: &str = "JOUST_METRICS_MAX_EXPERIMENTS";
 }
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -37,6 +39,14 @@ pub struct ServeArgs {
     /// Required when listening on anything but loopback. Make a key with `joust keygen`.
     #[arg(long, env = env::API_KEYS, hide_env_values = true, default_value = "")]
     pub api_keys: String,
+    /// Least time in seconds between two history points of an experiment (dashboards draw
+    /// outcomes and the champion over time from them).
+    #[arg(long, env = env::HISTORY_INTERVAL_SECS, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    pub history_interval_secs: u64,
+    /// Most running experiments given their own series on /metrics (lowest ids first), so
+    /// the number of series stays bounded.
+    #[arg(long, env = env::METRICS_MAX_EXPERIMENTS, default_value_t = crate::engine::stats::DEFAULT_MAX_EXPERIMENTS)]
+    pub metrics_max_experiments: usize,
 }
 
 /// Connects, retrying while the database starts up.
@@ -112,7 +122,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
 async fn serve_on(url: &str, args: &ServeArgs, keys: ApiKeys) -> anyhow::Result<()> {
     let pool = connect(url).await?;
     store::migrate(&pool).await.context("applying migrations")?;
-    let engine = Engine::start(pool)
+    let options = EngineOptions {
+        history_interval: Duration::from_secs(args.history_interval_secs),
+        metrics_max_experiments: args.metrics_max_experiments,
+    };
+    let engine = Engine::start_with(pool, options)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let listener = tokio::net::TcpListener::bind(args.listen)

@@ -40,7 +40,6 @@ impl Engine {
             }
             Status::Concluded => {
                 let champion = snap
-                    .state
                     .champion()
                     .ranker
                     .or_else(|| snap.state.active.iter().position(|a| *a))
