@@ -80,6 +80,8 @@ pub fn router(state: Arc<AppState>) -> Router {
             )
         })
         .layer(axum::middleware::from_fn(metrics::track))
+        // Gzip for clients that ask for it (browsers): dashboards read large matrices.
+        .layer(tower_http::compression::CompressionLayer::new())
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(CatchPanicLayer::custom(|_| {
             use axum::response::IntoResponse;

@@ -131,7 +131,6 @@
   async function refresh() {
     const d = await Joust.get(base);
     const admin = ["admin", "open"].includes(await Joust.keyScope());
-    document.getElementById("actions").hidden = !admin;
     const m = await Joust.get(base + "/matrix").catch((e) => {
       if (e instanceof Joust.ApiError && e.code === "matrix_too_large") return { changed: false, body: null, tooLarge: true };
       throw e;
@@ -144,6 +143,7 @@
       meta(detail);
       championText(detail);
       leaderboard(detail, matrix, admin);
+      document.getElementById("actions").hidden = !admin;
       contenders(detail);
       interleaving(detail);
     }
@@ -156,6 +156,8 @@
     }
     document.body.dataset.admin = String(admin);
     document.body.dataset.version = String(detail.version);
+    // Milliseconds from navigation to the first complete render (the README reports it).
+    if (!document.body.dataset.loaded) document.body.dataset.renderMs = String(Math.round(performance.now()));
     document.body.dataset.loaded = "1";
   }
 
