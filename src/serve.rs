@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::engine::Engine;
+use crate::engine::{Engine, EngineOptions};
 use crate::http::{self, auth::ApiKeys};
 use crate::store;
 
@@ -21,6 +21,8 @@ pub mod env {
     pub const MAX_CONNECTIONS: &str = "JOUST_MAX_CONNECTIONS";
     pub const MAX_EXPERIMENT_MEMORY: &str = "JOUST_MAX_EXPERIMENT_MEMORY_MB";
     pub const OUTCOME_RETENTION_DAYS: &str = "JOUST_OUTCOME_RETENTION_DAYS";
+    pub const HISTORY_INTERVAL_SECS: &str = "JOUST_HISTORY_INTERVAL_SECS";
+    pub const METRICS_MAX_EXPERIMENTS: &str = "JOUST_METRICS_MAX_EXPERIMENTS";
 }
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -58,6 +60,14 @@ pub struct ServeArgs {
     /// matrix and history are kept forever.
     #[arg(long, env = env::OUTCOME_RETENTION_DAYS, default_value_t = 90)]
     pub outcome_retention_days: u32,
+    /// Least time in seconds between two history points of an experiment (dashboards draw
+    /// outcomes and the champion over time from them).
+    #[arg(long, env = env::HISTORY_INTERVAL_SECS, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    pub history_interval_secs: u64,
+    /// Most running experiments given their own series on /metrics (lowest ids first), so
+    /// the number of series stays bounded.
+    #[arg(long, env = env::METRICS_MAX_EXPERIMENTS, default_value_t = crate::engine::stats::DEFAULT_MAX_EXPERIMENTS)]
+    pub metrics_max_experiments: usize,
 }
 
 /// File descriptors kept free for what is not a client connection: the database pool, the
@@ -241,7 +251,11 @@ async fn serve_on(
     limits: http::server::ConnectionLimits,
 ) -> anyhow::Result<()> {
     store::migrate(&pool).await.context("applying migrations")?;
-    let engine = Engine::start(pool)
+    let options = EngineOptions {
+        history_interval: Duration::from_secs(args.history_interval_secs),
+        metrics_max_experiments: args.metrics_max_experiments,
+    };
+    let engine = Engine::start_with(pool, options)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     engine.set_memory_budget(args.max_experiment_memory_mb.saturating_mul(1024 * 1024));

@@ -353,6 +353,21 @@ async fn every_operation_matches_the_spec() {
     )
     .await;
     c.call(
+        Method::GET,
+        "/v1/experiments/{id}/history",
+        &p("/history?max_points=10"),
+        None,
+    )
+    .await;
+    c.call(
+        Method::GET,
+        "/v1/experiments/{id}/history",
+        &p("/history?max_points=0"),
+        None,
+    )
+    .await;
+    c.call(Method::GET, "/v1/key", "/v1/key", None).await;
+    c.call(
         Method::POST,
         "/v1/experiments/{id}/rankers",
         &p("/rankers"),

@@ -43,8 +43,7 @@ impl Engine {
                 let k = snap.names.len();
                 let s = snap.clone();
                 let champion = offload::cpu(k, move || {
-                    s.state
-                        .champion()
+                    s.champion()
                         .ranker
                         .or_else(|| s.state.active.iter().position(|a| *a))
                 })

@@ -179,6 +179,7 @@ impl Engine {
             .await?
             .ok_or(EngineError::UnknownExperiment(id))?;
         experiments::mark_deleted(&mut tx, id).await?;
+        store::history::delete(&mut tx, id).await?;
         experiments::bump_version(&mut tx, id, None).await?;
         tx.commit().await.map_err(store::StoreError::from)?;
         self.cache.remove(id);

@@ -4,9 +4,11 @@
 
 pub mod cache;
 pub mod db_health;
+pub mod derived;
 pub mod duels;
 pub mod error;
 pub mod experiments;
+pub mod history;
 pub mod interleaving_config;
 pub mod interleavings;
 pub mod memory_budget;
@@ -14,6 +16,7 @@ pub mod offload;
 pub mod outcomes;
 pub mod retention;
 pub mod snapshot;
+pub mod stats;
 pub mod token;
 pub mod writer;
 
@@ -35,8 +38,27 @@ pub const REFRESH_INTERVAL: Duration = Duration::from_millis(200);
 /// How often duel counts are flushed to the database.
 pub const FLUSH_INTERVAL: Duration = Duration::from_secs(1);
 
+/// Settings of the engine that `joust serve` exposes.
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    /// Least time between two history points of an experiment.
+    pub history_interval: Duration,
+    /// Most running experiments given their own Prometheus series (bounds the cardinality).
+    pub metrics_max_experiments: usize,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            history_interval: history::DEFAULT_INTERVAL,
+            metrics_max_experiments: stats::DEFAULT_MAX_EXPERIMENTS,
+        }
+    }
+}
+
 pub struct Engine {
     pool: sqlx::PgPool,
+    options: EngineOptions,
     cache: Arc<Cache>,
     signer: TokenSigner,
     writer: mpsc::Sender<writer::WriteRequest>,
@@ -51,17 +73,27 @@ impl Engine {
     /// spawns the outcome writer and the refresh and flush loops. The loops stop when `shutdown`
     /// resolves.
     pub async fn start(pool: sqlx::PgPool) -> Result<Arc<Engine>, EngineError> {
+        Self::start_with(pool, EngineOptions::default()).await
+    }
+
+    /// [`Engine::start`] with the given options.
+    pub async fn start_with(
+        pool: sqlx::PgPool,
+        options: EngineOptions,
+    ) -> Result<Arc<Engine>, EngineError> {
         let secret = store::settings::get_or_init(&pool, "duel_token_secret", || {
             let bytes: [u8; 32] = rand::rng().random();
             bytes.iter().map(|b| format!("{b:02x}")).collect()
         })
         .await?;
         let cache = Arc::new(Cache::default());
-        let writer = writer::spawn(pool.clone(), cache.clone());
+        let history = Arc::new(history::HistoryClock::new(options.history_interval));
+        let writer = writer::spawn(pool.clone(), cache.clone(), history);
         let db = Arc::new(db_health::DbHealth::default());
         tokio::spawn(db_health::probe_loop(Arc::downgrade(&db), pool.clone()));
         let engine = Arc::new(Engine {
             pool,
+            options,
             cache,
             signer: TokenSigner::new(secret.as_bytes()),
             writer,

@@ -5,10 +5,12 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::bandit::champion::ChampionReport;
 use crate::bandit::{AnyPolicy, Arm, BanditState, PolicySpec, TieRule, WinMatrix};
 use crate::store::state::StoredExperiment;
 
 use super::EngineError;
+use super::derived::{Derived, Estimates};
 use super::interleaving_config::InterleavingConfig;
 
 /// The lifecycle of an experiment.
@@ -89,6 +91,8 @@ pub struct Snapshot {
     pub outcomes_applied: i64,
     pub ties_applied: i64,
     pub updated_at: chrono::DateTime<chrono::Utc>,
+    /// The champion report and estimates of this version, computed on first use.
+    derived: Derived,
 }
 
 impl Snapshot {
@@ -148,7 +152,19 @@ impl Snapshot {
             outcomes_applied: s.outcomes_applied,
             ties_applied: s.ties_applied,
             updated_at: s.updated_at,
+            derived: Derived::default(),
         })
+    }
+
+    /// The champion report of this version (computed once).
+    pub fn champion(&self) -> &ChampionReport {
+        self.derived.champion(&self.state)
+    }
+
+    /// The estimated preference matrix of this version (computed once); `None` above
+    /// [`super::derived::MAX_MATRIX_RANKERS`] active rankers.
+    pub fn estimates(&self) -> Option<Arc<Estimates>> {
+        self.derived.estimates(&self.state)
     }
 
     pub fn arm(&self, name: &str) -> Result<Arm, EngineError> {

@@ -23,6 +23,7 @@ use crate::bandit::{Arm, BanditRng, BanditState, Outcome, Pair};
 use crate::store::outcomes::{self, OutcomeRow};
 use crate::store::{self, experiments};
 
+use super::history::{self, HistoryClock};
 use super::offload;
 use super::snapshot::{PersistedPolicy, Snapshot};
 use super::{Cache, EngineError};
@@ -67,13 +68,22 @@ pub struct WriteRequest {
     pub reply: oneshot::Sender<Result<Vec<Written>, EngineError>>,
 }
 
-pub fn spawn(pool: sqlx::PgPool, cache: Arc<Cache>) -> mpsc::Sender<WriteRequest> {
+pub fn spawn(
+    pool: sqlx::PgPool,
+    cache: Arc<Cache>,
+    history: Arc<HistoryClock>,
+) -> mpsc::Sender<WriteRequest> {
     let (tx, rx) = mpsc::channel::<WriteRequest>(4096);
-    tokio::spawn(run(pool, cache, rx));
+    tokio::spawn(run(pool, cache, history, rx));
     tx
 }
 
-async fn run(pool: sqlx::PgPool, cache: Arc<Cache>, mut rx: mpsc::Receiver<WriteRequest>) {
+async fn run(
+    pool: sqlx::PgPool,
+    cache: Arc<Cache>,
+    history: Arc<HistoryClock>,
+    mut rx: mpsc::Receiver<WriteRequest>,
+) {
     let slots = Arc::new(Semaphore::new(GROUPS_IN_FLIGHT));
     while let Some(first) = rx.recv().await {
         let mut group = vec![first];
@@ -94,9 +104,9 @@ async fn run(pool: sqlx::PgPool, cache: Arc<Cache>, mut rx: mpsc::Receiver<Write
         }
         .expect("the semaphore is never closed");
         metrics::histogram!("joust_ingest_batch_size").record(n as f64);
-        let (pool, cache) = (pool.clone(), cache.clone());
+        let (pool, cache, history) = (pool.clone(), cache.clone(), history.clone());
         tokio::spawn(async move {
-            write_and_answer(&pool, &cache, group).await;
+            write_and_answer(&pool, &cache, &history, group).await;
             drop(slot);
         });
     }
@@ -119,9 +129,14 @@ fn take_queued(
     }
 }
 
-async fn write_and_answer(pool: &sqlx::PgPool, cache: &Cache, group: Vec<WriteRequest>) {
+async fn write_and_answer(
+    pool: &sqlx::PgPool,
+    cache: &Cache,
+    history: &HistoryClock,
+    group: Vec<WriteRequest>,
+) {
     let items: Vec<&PendingOutcome> = group.iter().flat_map(|r| r.items.iter()).collect();
-    let result = write_group(pool, cache, &items).await;
+    let result = write_group(pool, cache, history, &items).await;
     if result.is_err() {
         metrics::counter!("joust_database_errors_total", "op" => "write_outcomes").increment(1);
     }
@@ -147,6 +162,7 @@ fn update_rng(seed: i64, version: i64) -> BanditRng {
 async fn write_group(
     pool: &sqlx::PgPool,
     cache: &Cache,
+    history: &HistoryClock,
     items: &[&PendingOutcome],
 ) -> Result<Vec<Written>, EngineError> {
     let mut results: Vec<Option<Written>> = vec![None; items.len()];
@@ -280,6 +296,11 @@ async fn write_group(
         snap.outcomes_applied += applied;
         snap.ties_applied += ties;
         snap.updated_at = chrono::Utc::now();
+        // A history point at most once per interval, in this same transaction.
+        if history.claim(id, std::time::Instant::now()) {
+            let point = history::point_of(&snap);
+            store::history::record(&mut tx, id, history.interval().as_secs_f64(), &point).await?;
+        }
         new_snapshots.push(snap);
     }
     tx.commit().await.map_err(store::StoreError::from)?;

@@ -5,8 +5,8 @@
 //! loopback address.
 
 use axum::extract::FromRequestParts;
-use axum::http::StatusCode;
 use axum::http::request::Parts;
+use axum::http::{HeaderMap, StatusCode};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -71,12 +71,12 @@ impl ApiKeys {
         self.keys.is_empty()
     }
 
-    fn check(&self, parts: &Parts, needed: Scope) -> Result<(), ApiError> {
+    /// The scope of the presented key; `None` when no keys are configured (the API is open).
+    pub fn identify(&self, headers: &HeaderMap) -> Result<Option<Scope>, ApiError> {
         if self.keys.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
-        let presented = parts
-            .headers
+        let presented = headers
             .get(axum::http::header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
@@ -94,8 +94,14 @@ impl ApiKeys {
                 "unauthorized",
                 "unknown API key",
             )),
-            Some(Scope::Admin) => Ok(()),
-            Some(s) if *s == needed => Ok(()),
+            Some(s) => Ok(Some(*s)),
+        }
+    }
+
+    fn check(&self, parts: &Parts, needed: Scope) -> Result<(), ApiError> {
+        match self.identify(&parts.headers)? {
+            None | Some(Scope::Admin) => Ok(()),
+            Some(s) if s == needed => Ok(()),
             Some(s) => Err(ApiError::new(
                 StatusCode::FORBIDDEN,
                 "forbidden",
@@ -107,6 +113,17 @@ impl ApiKeys {
             )),
         }
     }
+}
+
+/// `GET /v1/key`: the scope of the presented key (`open` when the server has no keys), so a
+/// dashboard shows only the actions the key allows.
+pub async fn describe(
+    axum::extract::State(app): axum::extract::State<Arc<AppState>>,
+    headers: HeaderMap,
+) -> Result<axum::response::Response, ApiError> {
+    use axum::response::IntoResponse;
+    let scope = app.keys.identify(&headers)?.map_or("open", Scope::name);
+    Ok(axum::Json(serde_json::json!({ "scope": scope })).into_response())
 }
 
 macro_rules! scope_guard {

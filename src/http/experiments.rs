@@ -1,7 +1,7 @@
 //! `/v1/experiments`: create, list, read, change status, delete, add and retire rankers.
 
 use axum::extract::State;
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::json;
@@ -13,6 +13,7 @@ use crate::engine::{Snapshot, Status, offload};
 use super::AppState;
 use super::auth::{AdminKey, ReadKey};
 use super::error::ApiError;
+use super::etag::ETag;
 use super::json::{Json, Path, Query};
 use super::views;
 
@@ -56,6 +57,7 @@ pub async fn list(
     _: ReadKey,
     State(app): State<Arc<AppState>>,
     Query(q): Query<ListQuery>,
+    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let limit = q.limit.unwrap_or(50);
     if !(1..=MAX_PAGE).contains(&limit) {
@@ -73,26 +75,46 @@ pub async fn list(
     } else {
         None
     };
-    let items: Vec<_> = page.iter().map(|s| views::summary(s)).collect();
-    Ok(axum::Json(json!({ "experiments": items, "next_after": next_after })).into_response())
+    // The page is determined by its experiments' ids and versions (and whether more follow).
+    let tag = ETag::hashed(
+        page.iter()
+            .flat_map(|s| [s.id, s.version])
+            .chain([next_after.unwrap_or(-1)]),
+    );
+    Ok(tag.respond(&headers, || {
+        let items: Vec<_> = page.iter().map(|s| views::summary(s)).collect();
+        axum::Json(json!({ "experiments": items, "next_after": next_after })).into_response()
+    }))
 }
 
 pub async fn get(
     _: ReadKey,
     State(app): State<Arc<AppState>>,
     Path(id): Path<i64>,
+    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let snap = app.engine.snapshot(id).await?;
     let issued = app.engine.duels_issued(id).await?;
-    Ok(detail_json(snap, issued).await.into_response())
+    // Duels issued change without a new version (they are counted in memory), so they are part
+    // of the tag.
+    let tag = ETag::of(format_args!("e{id}-v{}-d{issued}", snap.version));
+    if tag.matches(&headers) {
+        return Ok(tag.tagged(StatusCode::NOT_MODIFIED.into_response()));
+    }
+    Ok(tag.tagged(detail_json(snap, issued).await))
 }
 
 pub async fn matrix(
     _: ReadKey,
     State(app): State<Arc<AppState>>,
     Path(id): Path<i64>,
+    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let snap = app.engine.snapshot(id).await?;
+    let tag = ETag::of(format_args!("m{id}-v{}", snap.version));
+    if tag.matches(&headers) {
+        return Ok(tag.tagged(StatusCode::NOT_MODIFIED.into_response()));
+    }
     let k = snap.names.len();
     let body = offload::cpu(k, move || views::matrix(&snap).map(|m| json_bytes(&m)))
         .await
@@ -106,7 +128,7 @@ pub async fn matrix(
                 ),
             )
         })?;
-    Ok(json_response(body))
+    Ok(tag.tagged(json_response(body)))
 }
 
 #[derive(Deserialize)]

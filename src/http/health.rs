@@ -26,12 +26,19 @@ pub async fn readyz(State(app): State<Arc<AppState>>) -> Result<Response, ApiErr
 }
 
 pub async fn metrics(State(app): State<Arc<AppState>>) -> Response {
+    let mut text = app.metrics.render();
+    // Without the database the request metrics still answer; the experiments' series are left
+    // out rather than reported stale.
+    match app.engine.running_stats().await {
+        Ok((stats, running)) => text.push_str(&super::metrics::experiment_series(&stats, running)),
+        Err(e) => tracing::warn!(error = %e, "per-experiment metrics left out"),
+    }
     (
         [(
             axum::http::header::CONTENT_TYPE,
             "text/plain; version=0.0.4",
         )],
-        app.metrics.render(),
+        text,
     )
         .into_response()
 }

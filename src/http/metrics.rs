@@ -8,6 +8,8 @@ use std::collections::HashMap;
 use std::sync::{OnceLock, RwLock};
 use std::time::Instant;
 
+use crate::engine::stats::ExperimentStats;
+
 /// Latency buckets in seconds: from 50 microseconds (a duel from memory) to 5 s.
 const LATENCY_BUCKETS: &[f64] = &[
     0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
@@ -81,4 +83,58 @@ pub async fn track(req: Request, next: Next) -> Response {
     requests.increment(1);
     latency.record(start.elapsed().as_secs_f64());
     response
+}
+
+/// A metric family of the per-experiment series: name, type, help, and its value.
+type Family = (
+    &'static str,
+    &'static str,
+    &'static str,
+    fn(&ExperimentStats) -> i64,
+);
+
+/// The per-experiment series, in Prometheus text format, rendered at scrape time from the
+/// current figures: an experiment that stops running leaves `/metrics` at once, so the number
+/// of series never exceeds the configured cap.
+pub fn experiment_series(stats: &[ExperimentStats], running: i64) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let families: [Family; 4] = [
+        (
+            "joust_experiment_outcomes_applied_total",
+            "counter",
+            "Non-tie outcomes applied to the experiment's bandit.",
+            |s| s.outcomes_applied,
+        ),
+        (
+            "joust_experiment_ties_total",
+            "counter",
+            "Ties recorded for the experiment.",
+            |s| s.ties_recorded,
+        ),
+        (
+            "joust_experiment_duels_issued_total",
+            "counter",
+            "Duels issued for the experiment by every replica.",
+            |s| s.duels_issued,
+        ),
+        (
+            "joust_experiment_champion_confident",
+            "gauge",
+            "1 when the experiment's champion beats every other ranker with confidence.",
+            |s| i64::from(s.champion_confident),
+        ),
+    ];
+    for (name, kind, help, value) in families {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        for s in stats {
+            let _ = writeln!(out, "{name}{{experiment=\"{}\"}} {}", s.id, value(s));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "# HELP joust_experiments_running Running experiments (those beyond the series cap have no series of their own).\n\
+         # TYPE joust_experiments_running gauge\njoust_experiments_running {running}"
+    );
+    out
 }

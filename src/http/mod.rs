@@ -6,14 +6,17 @@ pub mod auth;
 pub mod clicks;
 pub mod duels;
 pub mod error;
+pub mod etag;
 pub mod experiments;
 pub mod health;
+pub mod history;
 pub mod interleavings;
 pub mod json;
 pub mod metrics;
 pub mod outcomes;
 pub mod request_id;
 pub mod server;
+pub mod ui;
 pub mod views;
 
 use axum::Router;
@@ -51,6 +54,7 @@ pub fn router(state: Arc<AppState>) -> Router {
                 .delete(experiments::delete),
         )
         .route("/experiments/{id}/matrix", get(experiments::matrix))
+        .route("/experiments/{id}/history", get(history::get))
         .route("/experiments/{id}/rankers", post(experiments::add_ranker))
         .route(
             "/experiments/{id}/rankers/{name}",
@@ -60,13 +64,15 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/interleavings", post(interleavings::create))
         .route("/clicks", post(clicks::create))
         .route("/outcomes", post(outcomes::create))
-        .route("/outcomes/batch", post(outcomes::batch));
+        .route("/outcomes/batch", post(outcomes::batch))
+        .route("/key", get(auth::describe));
     let request_id = axum::http::HeaderName::from_static("x-request-id");
     Router::new()
         .nest("/v1", v1)
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/metrics", get(health::metrics))
+        .merge(ui::routes())
         .fallback(|| async { ApiError::not_found("no such endpoint") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(
@@ -76,6 +82,8 @@ pub fn router(state: Arc<AppState>) -> Router {
             )
         })
         .layer(axum::middleware::from_fn(metrics::track))
+        // Gzip for clients that ask for it (browsers): dashboards read large matrices.
+        .layer(tower_http::compression::CompressionLayer::new())
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(CatchPanicLayer::custom(|_| {
             use axum::response::IntoResponse;

@@ -7,9 +7,10 @@ use crate::bandit::champion::{self, ChampionBasis};
 use crate::bandit::{Arm, PolicySpec};
 use crate::engine::Snapshot;
 use crate::engine::snapshot::tie_rule_str;
+use crate::store::history::HistoryPoint;
 
 /// Largest experiment whose full matrices the matrix endpoint returns.
-pub const MAX_MATRIX_RANKERS: usize = 1000;
+pub use crate::engine::derived::MAX_MATRIX_RANKERS;
 
 #[derive(Serialize)]
 pub struct ExperimentSummary<'a> {
@@ -19,9 +20,16 @@ pub struct ExperimentSummary<'a> {
     pub policy: &'a PolicySpec,
     pub rankers: usize,
     pub created_at: chrono::DateTime<chrono::Utc>,
+    pub version: i64,
+    pub outcomes_applied: i64,
+    pub ties_recorded: i64,
+    /// The champion's name, if any, and whether it is confident (computed once per version).
+    pub champion: Option<&'a str>,
+    pub champion_confident: bool,
 }
 
 pub fn summary(s: &Snapshot) -> ExperimentSummary<'_> {
+    let report = s.champion();
     ExperimentSummary {
         id: s.id,
         name: &s.name,
@@ -29,6 +37,11 @@ pub fn summary(s: &Snapshot) -> ExperimentSummary<'_> {
         policy: &s.policy,
         rankers: s.names.len(),
         created_at: s.created_at,
+        version: s.version,
+        outcomes_applied: s.outcomes_applied,
+        ties_recorded: s.ties_applied,
+        champion: report.ranker.map(|a| s.names[a].as_str()),
+        champion_confident: report.confident,
     }
 }
 
@@ -48,7 +61,7 @@ fn basis_str(b: ChampionBasis) -> &'static str {
 
 /// The champion with the evidence behind it, with ranker names.
 pub fn champion(s: &Snapshot) -> Value {
-    let r = s.state.champion();
+    let r = s.champion();
     let name = |a: Option<Arm>| a.map(|a| s.names[a].clone());
     json!({
         "ranker": name(r.ranker),
@@ -120,12 +133,8 @@ pub fn detail(s: &Snapshot, duels_issued: i64) -> Value {
 /// The win matrix and the estimated preference matrix with confidence intervals, over active
 /// rankers. `None` when the experiment is too large to return whole.
 pub fn matrix(s: &Snapshot) -> Option<Value> {
-    let view = s.state.view();
-    let active: Vec<Arm> = view.active_arms().collect();
-    if active.len() > MAX_MATRIX_RANKERS {
-        return None;
-    }
-    let k_active = active.len();
+    let est = s.estimates()?;
+    let active = &est.active;
     let wins: Vec<Vec<u32>> = active
         .iter()
         .map(|&i| active.iter().map(|&j| s.state.wins.wins(i, j)).collect())
@@ -139,19 +148,14 @@ pub fn matrix(s: &Snapshot) -> Option<Value> {
                 .collect()
         })
         .collect();
+    let k = active.len();
     let estimate = |f: fn(&champion::PreferenceEstimate) -> f64| -> Vec<Vec<f64>> {
-        active
-            .iter()
-            .map(|&i| {
-                active
-                    .iter()
-                    .map(|&j| f(&champion::estimate(&view, i, j, k_active)))
-                    .collect()
-            })
+        (0..k)
+            .map(|r| (0..k).map(|c| f(est.get(r, c))).collect())
             .collect()
     };
     Some(json!({
-        "rankers": names(s, &active),
+        "rankers": names(s, active),
         "wins": wins,
         "ties": ties,
         "preference": estimate(|e| e.p),
@@ -160,4 +164,35 @@ pub fn matrix(s: &Snapshot) -> Option<Value> {
         "confidence": 1.0 - champion::DELTA,
         "version": s.version,
     }))
+}
+
+/// History points with ranker names; each point's `wins` and `losses` follow `rankers` (zero for
+/// a ranker added after the point).
+pub fn history(s: &Snapshot, points: &[HistoryPoint], total: i64) -> Value {
+    let k = s.names.len();
+    let padded =
+        |v: &[i64]| -> Vec<i64> { (0..k).map(|i| v.get(i).copied().unwrap_or(0)).collect() };
+    let points: Vec<Value> = points
+        .iter()
+        .map(|p| {
+            json!({
+                "at": p.at,
+                "version": p.version,
+                "outcomes_applied": p.outcomes_applied,
+                "ties_recorded": p.ties_applied,
+                "duels_issued": p.duels_issued,
+                "champion": p.champion.and_then(|a| s.names.get(a as usize)),
+                "basis": p.basis,
+                "confident": p.confident,
+                "wins": padded(&p.wins),
+                "losses": padded(&p.losses),
+            })
+        })
+        .collect();
+    json!({
+        "experiment_id": s.id,
+        "rankers": &*s.names,
+        "total_points": total,
+        "points": points,
+    })
 }

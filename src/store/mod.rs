@@ -3,10 +3,12 @@
 
 pub mod embedded;
 pub mod experiments;
+pub mod history;
 pub mod outcomes;
 pub mod retention;
 pub mod settings;
 pub mod state;
+pub mod stats;
 
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;

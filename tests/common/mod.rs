@@ -26,12 +26,28 @@ pub async fn spawn_app() -> TestApp {
 
 /// A server on the given database with the given API keys.
 pub async fn spawn_app_on(db_url: &str, keys: &str) -> TestApp {
+    // History points every second, so that tests see them.
+    let options = joust::engine::EngineOptions {
+        history_interval: std::time::Duration::from_secs(1),
+        ..Default::default()
+    };
+    spawn_app_with(db_url, keys, options).await
+}
+
+/// A server on the given database with the given API keys and engine options.
+pub async fn spawn_app_with(
+    db_url: &str,
+    keys: &str,
+    options: joust::engine::EngineOptions,
+) -> TestApp {
     let pool = joust::store::pool_options()
         .connect(db_url)
         .await
         .expect("connect");
     joust::store::migrate(&pool).await.expect("migrate");
-    let engine = joust::engine::Engine::start(pool).await.expect("engine");
+    let engine = joust::engine::Engine::start_with(pool, options)
+        .await
+        .expect("engine");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = oneshot::channel::<()>();

@@ -1,0 +1,39 @@
+// The list page: every experiment with its status, policy, size, outcomes and champion.
+"use strict";
+
+(() => {
+  const { el, clear, number } = Joust;
+
+  async function refresh() {
+    const items = [];
+    let after = 0;
+    let changed = false;
+    for (;;) {
+      const page = await Joust.get("/v1/experiments?limit=200&after=" + after);
+      changed = changed || page.changed;
+      items.push(...page.body.experiments);
+      if (page.body.next_after === null) break;
+      after = page.body.next_after;
+    }
+    if (!changed && document.body.dataset.loaded) return;
+    const tbody = clear(document.querySelector("#experiments tbody"));
+    for (const e of items) {
+      const champion = e.champion === null ? el("span", { className: "muted" }, "none yet") :
+        el("span", null, e.champion, " ",
+          el("span", { className: e.champion_confident ? "badge good" : "badge" },
+            e.champion_confident ? "confident" : "not yet confident"));
+      tbody.append(el("tr", { dataset: { id: e.id } },
+        el("td", null, el("a", { href: "/ui/experiments/" + e.id }, e.name), " ",
+          el("span", { className: "muted" }, "#" + e.id)),
+        el("td", null, el("span", { className: "badge " + e.status }, e.status)),
+        el("td", null, e.policy.name),
+        el("td", { className: "num" }, number(e.rankers)),
+        el("td", { className: "num" }, number(e.outcomes_applied)),
+        el("td", { className: "champion" }, champion)));
+    }
+    document.getElementById("empty").hidden = items.length > 0;
+    document.body.dataset.loaded = "1";
+  }
+
+  Joust.poll(refresh);
+})();
