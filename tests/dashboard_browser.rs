@@ -28,6 +28,16 @@ async fn play(app: &TestApp, id: i64, n: usize, strength: &[&str]) {
     }
 }
 
+/// Types `key` into the key prompt's input (found by `input`) and submits the form.
+async fn enter_key(b: &Browser, input: &str, key: &str) {
+    b.wait_for(input).await.send_keys(key).await.unwrap();
+    b.wait_for("#key-form button[type=submit]")
+        .await
+        .click()
+        .await
+        .unwrap();
+}
+
 fn names(v: &Value) -> BTreeSet<String> {
     v.as_array()
         .unwrap()
@@ -205,13 +215,7 @@ async fn api_keys_are_asked_for_and_only_admin_keys_see_actions() {
     assert!(prompt.contains("needs an API key"), "{prompt}");
 
     // A wrong key: a clear message, and the prompt again.
-    let input = b.wait_for("#key-input").await;
-    input.send_keys("not-a-key-at-all-00000").await.unwrap();
-    b.wait_for("#key-form button[type=submit]")
-        .await
-        .click()
-        .await
-        .unwrap();
+    enter_key(&b, "#key-input", "not-a-key-at-all-00000").await;
     b.until(
         "the wrong key is refused",
         "return document.getElementById('key-message').textContent.includes('not accepted')",
@@ -219,16 +223,7 @@ async fn api_keys_are_asked_for_and_only_admin_keys_see_actions() {
     .await;
 
     // A read key: the experiment, no admin actions.
-    b.wait_for("#key-input")
-        .await
-        .send_keys(READ)
-        .await
-        .unwrap();
-    b.wait_for("#key-form button[type=submit]")
-        .await
-        .click()
-        .await
-        .unwrap();
+    enter_key(&b, "#key-input", READ).await;
     b.wait_for("body[data-loaded]").await;
     b.wait_for("#leaderboard tbody tr").await;
     assert_eq!(
@@ -254,16 +249,7 @@ async fn api_keys_are_asked_for_and_only_admin_keys_see_actions() {
 
     // An admin key: actions, each confirmed before it happens.
     b.wait_for("#forget-key").await.click().await.unwrap();
-    b.wait_for("#key-form:not([hidden]) #key-input")
-        .await
-        .send_keys(ADMIN)
-        .await
-        .unwrap();
-    b.wait_for("#key-form button[type=submit]")
-        .await
-        .click()
-        .await
-        .unwrap();
+    enter_key(&b, "#key-form:not([hidden]) #key-input", ADMIN).await;
     b.wait_for("#actions:not([hidden])").await;
     b.until(
         "each active ranker has a retire button",
