@@ -7,8 +7,11 @@
 //! whose threads the OS schedules beside the workers. Small experiments stay inline: handing work
 //! to another thread costs more than selecting among a few dozen rankers.
 
-/// Experiments with more rankers than this do their heavy work on the blocking pool.
-pub const INLINE_MAX_RANKERS: usize = 64;
+/// Experiments with more rankers than this do their heavy work on the blocking pool. At 64, every
+/// duel of the benchmark's 136-ranker MergeDTS experiment went through the pool and duels/s fell
+/// to 0.44x (scripts/bench-http against the previous release, same session); 256 keeps such
+/// experiments inline while a 256-ranker O(K^2) selection still takes only a few milliseconds.
+pub const INLINE_MAX_RANKERS: usize = 256;
 
 /// Runs `work` for an experiment of `rankers` rankers: inline when it is small, else on the
 /// blocking pool. A panic in `work` propagates to the caller as if it had run inline.
