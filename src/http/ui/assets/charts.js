@@ -24,6 +24,9 @@ const Charts = (() => {
       width: Math.max(320, box.clientWidth || 800),
       height: 220,
       scales: { x: { time: true } },
+      // uPlot's y axis is 50 px wide by default, which cuts "240,000" to "0,000": size it to the
+      // longest tick label instead.
+      axes: [{}, { size: (u, values) => 24 + 8 * Math.max(3, ...(values || []).map((v) => String(v).length)) }],
       series: [{}, ...series.map((s, i) => ({ label: s, stroke: COLOURS[i % COLOURS.length], width: 2 }))],
     };
     plots.set(box.id, new uPlot(opts, data, box));
