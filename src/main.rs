@@ -52,8 +52,8 @@ struct LetorGenArgs {
     out: std::path::PathBuf,
 }
 
-/// Logs go to stderr: INFO by default (`RUST_LOG` changes it), one access line per request under
-/// `joust::access`, JSON with `JOUST_LOG_FORMAT=json`. Colour only when stderr is a terminal, so
+/// Logs go to stderr: INFO by default (`RUST_LOG` changes it), access lines (see
+/// `http::access_log`), JSON with `JOUST_LOG_FORMAT=json`. Colour only when stderr is a terminal, so
 /// a log file or a collector gets plain text.
 fn init_tracing() {
     use std::io::IsTerminal;
