@@ -132,6 +132,25 @@ async fn pages_show_the_experiment_and_refresh_themselves() {
             .await,
         json!(n_points.to_string())
     );
+    // Champion chart: every point, one row per ranker that was ever champion.
+    b.wait_for("#chart-champion canvas").await;
+    assert_eq!(
+        b.js("return document.getElementById('chart-champion').dataset.points")
+            .await,
+        json!(n_points.to_string())
+    );
+    let champions: BTreeSet<&str> = h["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["champion"].as_str())
+        .collect();
+    assert!(!champions.is_empty(), "{h}");
+    assert_eq!(
+        b.js("return document.getElementById('chart-champion').dataset.champions")
+            .await,
+        json!(champions.len().to_string())
+    );
     // The XSS name is text everywhere and ran nothing.
     assert_eq!(
         b.js("return document.querySelectorAll('main img').length")

@@ -68,3 +68,52 @@ impl Derived {
             .clone()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bandit::{BanditRng, Outcome, Pair, PolicySpec, TieRule};
+    use rand::SeedableRng;
+
+    /// Three rankers where `winner` has beaten both others `n` times.
+    fn state_led_by(winner: Arm, n: usize) -> BanditState {
+        let mut rng = BanditRng::seed_from_u64(1);
+        let mut s = BanditState::new(&PolicySpec::new("uniform"), 3, TieRule::Ignore, &mut rng)
+            .unwrap();
+        for loser in (0..3).filter(|&a| a != winner) {
+            for _ in 0..n {
+                s.record(Pair::new(winner, loser), Outcome::FirstWins, &mut rng)
+                    .unwrap();
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn the_champion_is_computed_once_per_version() {
+        let (led_by_0, led_by_2) = (state_led_by(0, 50), state_led_by(2, 50));
+        assert_eq!(led_by_0.champion().ranker, Some(0));
+        assert_eq!(led_by_2.champion().ranker, Some(2));
+        let derived = Derived::default();
+        let first = derived.champion(&led_by_0) as *const ChampionReport;
+        // Asked again, even with another state, it answers from what it computed: nothing is
+        // recomputed within a version.
+        assert_eq!(derived.champion(&led_by_2).ranker, Some(0));
+        assert!(std::ptr::eq(first, derived.champion(&led_by_2)));
+        // The next version (a clone, as the writer makes) computes afresh.
+        assert_eq!(derived.clone().champion(&led_by_2).ranker, Some(2));
+    }
+
+    #[test]
+    fn the_estimates_are_computed_once_per_version() {
+        let (led_by_0, led_by_2) = (state_led_by(0, 50), state_led_by(2, 50));
+        let derived = Derived::default();
+        let first = derived.estimates(&led_by_0).unwrap();
+        let again = derived.estimates(&led_by_2).unwrap();
+        assert!(Arc::ptr_eq(&first, &again));
+        // Ranker 0 beat ranker 2 in led_by_0 only.
+        assert!(first.get(0, 2).p > 0.5, "{:?}", first.get(0, 2));
+        let next = derived.clone().estimates(&led_by_2).unwrap();
+        assert!(next.get(0, 2).p < 0.5, "{:?}", next.get(0, 2));
+    }
+}

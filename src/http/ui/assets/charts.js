@@ -1,6 +1,7 @@
 // Charts of an experiment's history, drawn with uPlot (vendored, see uPlot.LICENSE): outcomes
-// over time and the share of comparisons of the leading rankers; plus the champion's changes as
-// a table (a category over time reads best as "since when").
+// over time, the champion over time (a step chart with one row per ranker that ever led) and the
+// share of comparisons of the leading rankers; plus the champion's changes as a table, for the
+// exact times and bases.
 "use strict";
 
 const Charts = (() => {
@@ -8,7 +9,8 @@ const Charts = (() => {
   const LEADERS = 5;
   const plots = new Map();
 
-  function draw(box, series, data) {
+  // `extra` adds to or overrides uPlot's options (axes, scales, series styles).
+  function draw(box, series, data, extra = {}) {
     const old = plots.get(box.id);
     if (old) old.destroy();
     Joust.clear(box);
@@ -29,6 +31,9 @@ const Charts = (() => {
       axes: [{}, { size: (u, values) => 24 + 8 * Math.max(3, ...(values || []).map((v) => String(v).length)) }],
       series: [{}, ...series.map((s, i) => ({ label: s, stroke: COLOURS[i % COLOURS.length], width: 2 }))],
     };
+    if (extra.axes) opts.axes = extra.axes;
+    if (extra.scales) Object.assign(opts.scales, extra.scales);
+    (extra.series || []).forEach((s, i) => Object.assign(opts.series[i + 1], s));
     plots.set(box.id, new uPlot(opts, data, box));
   }
 
@@ -63,6 +68,40 @@ const Charts = (() => {
     draw(box, leaders.map((r) => history.rankers[r]), [xs, ...ys]);
   }
 
+  // The champion over time: every ranker that was ever champion has a row (in order of its first
+  // time), and the line steps between rows when the champion changes; solid while the champion
+  // is confident, dashed before. Times without a champion leave a gap.
+  function champion(box, points) {
+    const names = [];
+    const row = new Map();
+    for (const p of points) {
+      if (p.champion !== null && !row.has(p.champion)) {
+        row.set(p.champion, names.length);
+        names.push(p.champion);
+      }
+    }
+    const y = (p, confident) => (p.champion !== null && p.confident === confident ? row.get(p.champion) : null);
+    const longest = Math.max(4, ...names.map((n) => n.length));
+    const stepped = uPlot.paths.stepped({ align: 1 });
+    draw(box, ["champion, not yet confident", "champion, confident"], [
+      points.map((p) => Date.parse(p.at) / 1000),
+      points.map((p) => y(p, false)),
+      points.map((p) => y(p, true)),
+    ], {
+      scales: { y: { range: [-0.5, Math.max(0.5, names.length - 0.5)] } },
+      axes: [{}, {
+        size: Math.min(240, 24 + 7 * longest),
+        splits: () => names.map((_, i) => i),
+        values: (u, splits) => splits.map((i) => names[i] ?? ""),
+      }],
+      series: [
+        { stroke: "#888", dash: [6, 4], paths: stepped },
+        { stroke: COLOURS[0], width: 3, paths: stepped },
+      ],
+    });
+    box.dataset.champions = String(names.length);
+  }
+
   function championChanges(tbody, points) {
     const { el, clear, time } = Joust;
     clear(tbody);
@@ -82,5 +121,5 @@ const Charts = (() => {
     if (rows.length === 0) tbody.append(el("tr", null, el("td", { colSpan: 4, className: "muted" }, "No history yet.")));
   }
 
-  return { outcomes, share, championChanges };
+  return { outcomes, champion, share, championChanges };
 })();

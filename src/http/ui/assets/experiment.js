@@ -151,6 +151,7 @@
     if (m.tooLarge) clear(document.getElementById("heatmap")).append("Too many rankers for a heatmap.");
     if (h.changed) {
       Charts.outcomes(document.getElementById("chart-outcomes"), h.body.points);
+      Charts.champion(document.getElementById("chart-champion"), h.body.points);
       Charts.share(document.getElementById("chart-share"), h.body);
       Charts.championChanges(document.querySelector("#champion-changes tbody"), h.body.points);
     }
