@@ -3,7 +3,8 @@
 //!
 //!     cargo run --release --example dashboard_screenshots -- http://127.0.0.1:8080 EXPERIMENT_ID [RUNS]
 //!
-//! Writes docs/dashboard-list.png and docs/dashboard-experiment.png and prints, per run, the
+//! Writes docs/dashboard-list.png, docs/dashboard-experiment.png (the top of the page) and
+//! docs/dashboard-experiment-matrix.png (the heatmap and charts), and prints, per run, the
 //! milliseconds from navigation to the first complete render in headless Chromium.
 
 #[path = "../tests/browser/mod.rs"]
@@ -50,6 +51,14 @@ async fn main() {
         if run == 0 {
             std::fs::write(
                 format!("{docs}/dashboard-experiment.png"),
+                b.client.screenshot().await.unwrap(),
+            )
+            .unwrap();
+            // Further down: the heatmap and the history charts.
+            b.js("document.getElementById('heatmap').scrollIntoView(); return 0")
+                .await;
+            std::fs::write(
+                format!("{docs}/dashboard-experiment-matrix.png"),
                 b.client.screenshot().await.unwrap(),
             )
             .unwrap();
