@@ -1,10 +1,12 @@
 //! Results derived from one snapshot's state and computed at most once per state version: the
-//! champion report and the estimated preference matrix. A 10,000-ranker experiment's report
-//! costs seconds; polled by many dashboards it must be computed once, not per request.
+//! champion report, the estimated preference matrix, and a rendering of the snapshot that a reader
+//! (the HTTP detail view) keeps. A 10,000-ranker experiment's report costs seconds; polled by many
+//! dashboards it must be computed once, not per request.
 //!
 //! They live on the snapshot, which is immutable and replaced whenever the version changes, so
 //! a new version starts with nothing computed and an old version's results go with it.
 
+use std::any::Any;
 use std::sync::{Arc, OnceLock};
 
 use crate::bandit::champion::{self, ChampionReport, PreferenceEstimate};
@@ -29,10 +31,22 @@ impl Estimates {
 }
 
 /// The per-version results of one snapshot, filled on first use.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Derived {
     champion: OnceLock<ChampionReport>,
     estimates: OnceLock<Option<Arc<Estimates>>>,
+    /// Whatever a reader rendered from this version (its type is the reader's business).
+    rendering: OnceLock<Arc<dyn Any + Send + Sync>>,
+}
+
+impl std::fmt::Debug for Derived {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Derived")
+            .field("champion", &self.champion)
+            .field("estimates", &self.estimates)
+            .field("rendered", &self.rendering.get().is_some())
+            .finish()
+    }
 }
 
 /// A snapshot is cloned only to build the next version (the writer applies outcomes to a copy),
@@ -46,6 +60,17 @@ impl Clone for Derived {
 impl Derived {
     pub fn champion(&self, state: &BanditState) -> &ChampionReport {
         self.champion.get_or_init(|| state.champion())
+    }
+
+    /// The rendering `make` builds, made once per version. One type of rendering per snapshot:
+    /// asking for another type than the first panics (there is one reader, the detail view).
+    pub fn rendering<T: Any + Send + Sync>(&self, make: impl FnOnce() -> T) -> Arc<T> {
+        let any = self
+            .rendering
+            .get_or_init(|| Arc::new(make()) as Arc<dyn Any + Send + Sync>)
+            .clone();
+        any.downcast::<T>()
+            .unwrap_or_else(|_| panic!("a snapshot keeps one type of rendering"))
     }
 
     /// `None` when the experiment has more than [`MAX_MATRIX_RANKERS`] active rankers.
@@ -78,8 +103,8 @@ mod tests {
     /// Three rankers where `winner` has beaten both others `n` times.
     fn state_led_by(winner: Arm, n: usize) -> BanditState {
         let mut rng = BanditRng::seed_from_u64(1);
-        let mut s = BanditState::new(&PolicySpec::new("uniform"), 3, TieRule::Ignore, &mut rng)
-            .unwrap();
+        let mut s =
+            BanditState::new(&PolicySpec::new("uniform"), 3, TieRule::Ignore, &mut rng).unwrap();
         for loser in (0..3).filter(|&a| a != winner) {
             for _ in 0..n {
                 s.record(Pair::new(winner, loser), Outcome::FirstWins, &mut rng)

@@ -161,6 +161,12 @@ impl Snapshot {
         self.derived.champion(&self.state)
     }
 
+    /// A rendering of this version that a reader builds once and reuses (see
+    /// [`Derived::rendering`]).
+    pub fn rendering<T: std::any::Any + Send + Sync>(&self, make: impl FnOnce() -> T) -> Arc<T> {
+        self.derived.rendering(make)
+    }
+
     /// The estimated preference matrix of this version (computed once); `None` above
     /// [`super::derived::MAX_MATRIX_RANKERS`] active rankers.
     pub fn estimates(&self) -> Option<Arc<Estimates>> {

@@ -12,6 +12,7 @@ use crate::engine::{Snapshot, Status, offload};
 
 use super::AppState;
 use super::auth::{AdminKey, ReadKey};
+use super::detail_body::DetailBody;
 use super::error::ApiError;
 use super::etag::ETag;
 use super::json::{Json, Path, Query};
@@ -26,11 +27,18 @@ fn json_bytes(value: &serde_json::Value) -> Vec<u8> {
     serde_json::to_vec(value).expect("a JSON value serialises")
 }
 
-/// The detail view of an experiment. Its champion report and per-ranker counts grow with the
-/// number of rankers, so for a large experiment they are built and serialised off the runtime.
+/// The detail view of an experiment, serialised once per version ([`DetailBody`]). Its champion
+/// report and per-ranker counts grow with the number of rankers, so for a large experiment they
+/// are built and serialised off the runtime.
 async fn detail_json(snap: Arc<Snapshot>, duels_issued: i64) -> Response {
     let k = snap.names.len();
-    json_response(offload::cpu(k, move || json_bytes(&views::detail(&snap, duels_issued))).await)
+    json_response(
+        offload::cpu(k, move || {
+            snap.rendering(|| DetailBody::render(&snap))
+                .with_duels(duels_issued)
+        })
+        .await,
+    )
 }
 
 pub async fn create(
