@@ -96,6 +96,20 @@ fn run_sets(
     seed: u64,
     feedback: Feedback,
 ) -> (BanditState, Vec<Arm>) {
+    let (state, perm, _) = run_sets_with_regret(spec, matrix, m, queries, seed, feedback);
+    (state, perm)
+}
+
+/// [`run_sets`], also returning the cumulative regret: per query, the mean over the shown arms a
+/// of p_wa - 1/2 (w the Condorcet winner), which for m = 2 is the Condorcet regret of a duel.
+fn run_sets_with_regret(
+    spec: &PolicySpec,
+    matrix: &PrefMatrix,
+    m: usize,
+    queries: usize,
+    seed: u64,
+    feedback: Feedback,
+) -> (BanditState, Vec<Arm>, f64) {
     let mut rng = BanditRng::seed_from_u64(seed);
     let k = matrix.k();
     let mut perm: Vec<Arm> = (0..k).collect();
@@ -105,14 +119,19 @@ fn run_sets(
     let pm = matrix.permuted(&perm);
     let mut state = BanditState::new(spec, k, TieRule::Ignore, &mut rng).expect("valid spec");
     let mut in_flight = InFlight::new(feedback);
+    let winner = pm.condorcet_winner();
+    let mut regret = 0.0;
     for t in 0..queries {
         let set = state.select_set(m, &mut rng).unwrap();
         check_set(&state, &set, m);
+        if let Some(w) = winner {
+            regret += set.iter().map(|&a| pm.p(w, a) - 0.5).sum::<f64>() / set.len() as f64;
+        }
         let outcome = draw_set_outcome(&pm, &set, &mut rng);
         in_flight.send(t, set, outcome, &mut rng);
         in_flight.deliver(t, &mut state, &mut rng);
     }
-    (state, perm)
+    (state, perm, regret)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -462,4 +481,49 @@ fn self_sparring_names_the_condorcet_winner() {
 #[test]
 fn merge_dts_names_the_condorcet_winner() {
     assert_names_the_winner("merge_dts:alpha=0.262144,batch_size=16,c=4000000");
+}
+
+/// Figures, not a check: cumulative regret (mean over the shown arms, as [`run_sets_with_regret`]
+/// defines it), how often the champion is the winner, and the time per query, for each
+/// multi-dueling policy and m = 2, 4, 8 on [`condorcet16`] with immediate feedback.
+#[test]
+#[ignore = "prints figures: run with --ignored --nocapture"]
+fn report_regret_by_rankers_per_query() {
+    const RUNS: u64 = 20;
+    const QUERIES: usize = 20_000;
+    let matrix = condorcet16();
+    let winner = matrix.condorcet_winner().unwrap();
+    println!("{QUERIES} queries, {RUNS} runs, condorcet16");
+    println!(
+        "{:<52} {:>3} {:>18} {:>9} {:>10}",
+        "policy", "m", "regret (mean ± se)", "accuracy", "us/query"
+    );
+    for policy in [
+        "mdb",
+        "ucb_candidates",
+        "self_sparring",
+        "merge_dts:alpha=0.262144,batch_size=16,c=4000000",
+    ] {
+        for m in [2, 4, 8] {
+            let start = std::time::Instant::now();
+            let mut regrets = Vec::new();
+            let mut hits = 0;
+            for seed in 0..RUNS {
+                let (state, perm, regret) =
+                    run_sets_with_regret(&spec(policy), &matrix, m, QUERIES, seed, IMMEDIATE);
+                regrets.push(regret);
+                hits += usize::from(state.champion().ranker.map(|a| perm[a]) == Some(winner));
+            }
+            let per_query = start.elapsed().as_secs_f64() * 1e6 / (RUNS as f64 * QUERIES as f64);
+            let n = regrets.len() as f64;
+            let mean = regrets.iter().sum::<f64>() / n;
+            let var = regrets.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (n - 1.0);
+            println!(
+                "{policy:<52} {m:>3} {:>10.0} ± {:<6.0} {:>9.2} {per_query:>10.1}",
+                mean,
+                (var / n).sqrt(),
+                hits as f64 / n
+            );
+        }
+    }
 }
