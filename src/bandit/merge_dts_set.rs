@@ -122,3 +122,57 @@ pub fn learn_set<R: Rng + ?Sized>(
     };
     tournament.record(view, a, b, tie, rng);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bandit::tournament::Confidence;
+    use crate::bandit::{BanditRng, TieRule, WinMatrix};
+    use rand::SeedableRng;
+
+    #[test]
+    fn the_first_arm_meets_the_weakest_links_and_small_batches_are_shown_whole() {
+        let mut rng = BanditRng::seed_from_u64(1);
+        let conf = Confidence { alpha: 0.5, c: 1e6 };
+        // One batch of six: arm 0 edges arm 1 (55 of 100); both beat arms 2-5 90 of 100, which
+        // are even among themselves.
+        let tournament = Tournament::new(6, 8, conf, &mut rng);
+        let mut w = WinMatrix::new(6);
+        w.add_wins(0, 1, 55);
+        w.add_wins(1, 0, 45);
+        for strong in [0, 1] {
+            for weak in 2..6 {
+                w.add_wins(strong, weak, 90);
+                w.add_wins(weak, strong, 10);
+            }
+        }
+        for i in 2..6 {
+            for j in 2..6 {
+                if i != j {
+                    w.add_wins(i, j, 25);
+                }
+            }
+        }
+        let active = [true; 6];
+        let view = View {
+            wins: &w,
+            active: &active,
+            ties: TieRule::Ignore,
+        };
+        // c is 0 or 1: each strong arm wins its four sampled duels with the weak arms unless a
+        // Beta(11, 91) sample (mean 0.11, sd 0.03) exceeds 1/2, 13 sd away, and a weak arm wins
+        // at most three. Its opponents' phi are Beta(11, 91) for the weak arms and Beta(46, 56)
+        // (mean 0.45, sd 0.05) or Beta(56, 46) for the other strong arm, which is among the two
+        // lowest only if it falls about 4 sd below its mean while three weak samples rise 4 sd
+        // above theirs: far below 1e-6 per draw, so 1,000 draws never see it.
+        for _ in 0..1_000 {
+            let set = select_set(&tournament, |_| None, &view, 3, &mut rng);
+            assert_eq!(set.len(), 3);
+            assert!(set[0] < 2, "{set:?}");
+            assert!(set[1..].iter().all(|&a| a >= 2), "{set:?}");
+        }
+        let mut whole = select_set(&tournament, |_| None, &view, 6, &mut rng);
+        whole.sort_unstable();
+        assert_eq!(whole, vec![0, 1, 2, 3, 4, 5]);
+    }
+}
