@@ -243,17 +243,22 @@ impl BanditState {
                 max,
             });
         }
+        // (arm, position) sorted by arm: repeated arms are neighbours, and a position is a
+        // binary search away (a multileaved set may hold hundreds of rankers).
+        let mut by_arm: Vec<(Arm, usize)> = Vec::with_capacity(shown.len());
         for (i, &a) in shown.iter().enumerate() {
             self.check_arm(a)?;
-            if shown[..i].contains(&a) {
-                return Err(StateError::RepeatedArm(a));
-            }
+            by_arm.push((a, i));
+        }
+        by_arm.sort_unstable();
+        if let Some(w) = by_arm.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(StateError::RepeatedArm(w[0].0));
         }
         let position = |a: Arm| {
-            shown
-                .iter()
-                .position(|&s| s == a)
-                .ok_or(StateError::NotShown(a))
+            by_arm
+                .binary_search_by_key(&a, |&(arm, _)| arm)
+                .map(|i| by_arm[i].1)
+                .map_err(|_| StateError::NotShown(a))
         };
         let mut placed = Vec::with_capacity(outcome.wins.len() + outcome.ties.len());
         let pairs = outcome
