@@ -549,3 +549,29 @@ fn report_regret_by_rankers_per_query() {
         }
     }
 }
+
+/// Figures, not a check: time per query (selection and learning) with 136 rankers, the size of
+/// the MSLR experiments, for each multi-dueling policy and m = 2, 4, 8.
+#[test]
+#[ignore = "prints figures: run with --ignored --nocapture"]
+fn report_time_per_query_with_136_rankers() {
+    const QUERIES: usize = 5_000;
+    let matrix = scenarios::random_condorcet(136, 1).unwrap();
+    println!("{QUERIES} queries, random-condorcet:136:1, 3 runs each");
+    println!("{:<52} {:>3} {:>24}", "policy", "m", "us/query (3 runs)");
+    for policy in ["mdb", "ucb_candidates", "self_sparring", MERGE_DTS_TUNED] {
+        for m in [2, 4, 8] {
+            let times: Vec<String> = (0..3)
+                .map(|seed| {
+                    let start = std::time::Instant::now();
+                    run_sets(&spec(policy), &matrix, m, QUERIES, seed, IMMEDIATE);
+                    format!(
+                        "{:.1}",
+                        start.elapsed().as_secs_f64() * 1e6 / QUERIES as f64
+                    )
+                })
+                .collect();
+            println!("{policy:<52} {m:>3} {:>24}", times.join(" "));
+        }
+    }
+}

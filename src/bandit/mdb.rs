@@ -31,14 +31,16 @@
 //! - `belief` is E's single arm when it has exactly one (the arm being exploited), else none;
 //!   `contenders` is none (nothing is eliminated for good).
 //!
-//! Cost: O(K^2) bound checks per selection (no cache).
+//! Cost: one threshold per arm decides both sets, cached as in [`super::ucb_candidates`]: O(K)
+//! per selection, O(m K) per query learnt.
 
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
+use super::cached::Cached;
 use super::multi::{self, ANY_NUMBER, SetError, SetUpdate};
 use super::spec::{PolicyParams, check_range};
-use super::ucb_candidates::{capped, set_pair, worst_thresholds};
+use super::ucb_candidates::{WorstThresholds, capped, set_pair, worst_thresholds};
 use super::{Arm, BanditRng, Pair, Policy, View, Win};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -72,6 +74,8 @@ pub struct Mdb {
     beta: f64,
     /// Feedback steps heard so far.
     t: u64,
+    #[serde(skip)]
+    cache: Cached<WorstThresholds>,
 }
 
 /// The two sets of one query: E (tighter bounds) and F minus E (looser bounds only).
@@ -86,6 +90,7 @@ impl Mdb {
             alpha: params.alpha,
             beta: params.beta,
             t: 0,
+            cache: Cached(None),
         }
     }
 
@@ -102,7 +107,7 @@ impl Mdb {
             tight: Vec::new(),
             loose_only: Vec::new(),
         };
-        for (i, worst) in worst_thresholds(view, self.alpha) {
+        for (i, worst) in worst_thresholds(view, self.alpha, &self.cache) {
             if log_term >= worst {
                 sets.tight.push(i);
             } else if self.beta * log_term >= worst {
@@ -143,21 +148,32 @@ impl Policy for Mdb {
         set_pair(&self.choose(view, 2, rng))
     }
 
-    fn update<R: Rng + ?Sized>(&mut self, _view: &View, _win: Win, _rng: &mut R) {
+    fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, _rng: &mut R) {
         self.t += 1;
+        let arms = [win.winner, win.loser];
+        WorstThresholds::refresh(&mut self.cache, view, self.alpha, &arms, 1);
     }
 
-    fn tie<R: Rng + ?Sized>(&mut self, _view: &View, _a: Arm, _b: Arm, _rng: &mut R) {
+    fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, _rng: &mut R) {
         self.t += 1;
+        WorstThresholds::refresh(&mut self.cache, view, self.alpha, &[a, b], 1);
     }
 
     fn self_duel<R: Rng + ?Sized>(&mut self, _view: &View, _arm: Arm, _rng: &mut R) {
         self.t += 1;
     }
 
-    fn arm_added(&mut self, _view: &View, _arm: Arm) {}
+    fn warm(&mut self, view: &View) {
+        self.cache = Cached(Some(WorstThresholds::build(view, self.alpha)));
+    }
 
-    fn arm_retired(&mut self, _view: &View, _arm: Arm) {}
+    fn arm_added(&mut self, view: &View, _arm: Arm) {
+        self.warm(view);
+    }
+
+    fn arm_retired(&mut self, view: &View, _arm: Arm) {
+        self.warm(view);
+    }
 
     fn belief(&self, view: &View) -> Option<Arm> {
         match self.sets(view).tight.as_slice() {
@@ -180,8 +196,10 @@ impl Policy for Mdb {
         Ok(self.choose(view, m, rng))
     }
 
-    fn update_set<R: Rng + ?Sized>(&mut self, _view: &View, _heard: &SetUpdate, _rng: &mut R) {
+    fn update_set<R: Rng + ?Sized>(&mut self, view: &View, heard: &SetUpdate, _rng: &mut R) {
         self.t += 1;
+        let results = heard.results.len() as u64;
+        WorstThresholds::refresh(&mut self.cache, view, self.alpha, &heard.arms, results);
     }
 }
 

@@ -30,12 +30,14 @@
 //! - `belief` is the single candidate when there is exactly one, else none; `contenders` is none
 //!   (nothing is eliminated for good).
 //!
-//! Cost: O(K^2) bound checks per selection (no cache); fine for tens of rankers, and the service
-//! runs large experiments' selections off its async workers.
+//! Cost: each arm's worst pair threshold is cached ([`WorstThresholds`], not persisted), so a
+//! selection costs O(K) and learning a query of m arms O(m K); a state loaded without `warm`
+//! computes in O(K^2) until its next update.
 
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
+use super::cached::{Cached, evidence_total};
 use super::multi::{self, ANY_NUMBER, SetError, SetUpdate};
 use super::spec::{PolicyParams, check_range};
 use super::ucb::threshold;
@@ -65,24 +67,81 @@ pub struct UcbCandidates {
     alpha: f64,
     /// Feedback steps heard so far.
     t: u64,
+    #[serde(skip)]
+    cache: Cached<WorstThresholds>,
 }
 
-/// Every active arm with its worst pair threshold against the other active arms (see
+/// The worst pair threshold of `i` against the other active arms (see
 /// [`super::ucb::threshold`]): u_ij >= 1/2 for every j exactly when the log term times the
-/// bound's scale is at least that value. O(K^2).
-pub fn worst_thresholds(view: &View, alpha: f64) -> Vec<(Arm, f64)> {
-    let active: Vec<Arm> = view.active_arms().collect();
-    active
-        .iter()
-        .map(|&i| {
-            let worst = active
-                .iter()
-                .filter(|&&j| j != i)
-                .map(|&j| threshold(view.score(i, j), view.count(i, j), alpha))
-                .fold(f64::NEG_INFINITY, f64::max);
-            (i, worst)
-        })
-        .collect()
+/// bound's scale is at least that value. O(K).
+fn worst_of(view: &View, alpha: f64, i: Arm) -> f64 {
+    view.active_arms()
+        .filter(|&j| j != i)
+        .map(|j| threshold(view.score(i, j), view.count(i, j), alpha))
+        .fold(f64::NEG_INFINITY, f64::max)
+}
+
+/// Every arm's worst threshold (retired arms: -infinity), valid for the evidence total `synced`.
+/// A query changes only the rows of the arms it showed, so learning costs O(m K) and selecting
+/// O(K) instead of O(K^2).
+#[derive(Clone)]
+pub struct WorstThresholds {
+    synced: u64,
+    worst: Vec<f64>,
+}
+
+impl WorstThresholds {
+    /// Computes every row from the win matrix: O(K^2).
+    pub fn build(view: &View, alpha: f64) -> Self {
+        WorstThresholds {
+            synced: evidence_total(view),
+            worst: (0..view.k())
+                .map(|i| {
+                    if view.is_active(i) {
+                        worst_of(view, alpha, i)
+                    } else {
+                        f64::NEG_INFINITY
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    /// Learns that `results` new results between `arms` reached the win matrix: refreshes those
+    /// rows when the cache was up to date before them, or rebuilds everything otherwise (after
+    /// loading, or when the matrix changed without the policy hearing of it).
+    pub fn refresh(cache: &mut Cached<Self>, view: &View, alpha: f64, arms: &[Arm], results: u64) {
+        let total = evidence_total(view);
+        match cache.0.as_mut() {
+            Some(c) if c.worst.len() == view.k() && c.synced + results == total => {
+                for &a in arms {
+                    if view.is_active(a) {
+                        c.worst[a] = worst_of(view, alpha, a);
+                    }
+                }
+                c.synced = total;
+            }
+            _ => *cache = Cached(Some(Self::build(view, alpha))),
+        }
+    }
+}
+
+/// Every active arm with its worst threshold, from `cache` when it is up to date, else from the
+/// win matrix (O(K^2)).
+pub fn worst_thresholds(
+    view: &View,
+    alpha: f64,
+    cache: &Cached<WorstThresholds>,
+) -> Vec<(Arm, f64)> {
+    match cache.0.as_ref() {
+        Some(c) if c.worst.len() == view.k() && c.synced == evidence_total(view) => {
+            view.active_arms().map(|i| (i, c.worst[i])).collect()
+        }
+        _ => view
+            .active_arms()
+            .map(|i| (i, worst_of(view, alpha, i)))
+            .collect(),
+    }
 }
 
 /// At most `m` arms: all of `first` and `second` if they fit; otherwise `first` before
@@ -124,6 +183,7 @@ impl UcbCandidates {
         UcbCandidates {
             alpha: params.alpha,
             t: 0,
+            cache: Cached(None),
         }
     }
 
@@ -135,7 +195,7 @@ impl UcbCandidates {
     /// The active arms the upper confidence bounds do not beat, in index order.
     pub fn candidates(&self, view: &View) -> Vec<Arm> {
         let log_term = self.log_term();
-        worst_thresholds(view, self.alpha)
+        worst_thresholds(view, self.alpha, &self.cache)
             .into_iter()
             .filter(|&(_, worst)| log_term >= worst)
             .map(|(i, _)| i)
@@ -156,21 +216,32 @@ impl Policy for UcbCandidates {
         set_pair(&self.choose(view, 2, rng))
     }
 
-    fn update<R: Rng + ?Sized>(&mut self, _view: &View, _win: Win, _rng: &mut R) {
+    fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, _rng: &mut R) {
         self.t += 1;
+        let arms = [win.winner, win.loser];
+        WorstThresholds::refresh(&mut self.cache, view, self.alpha, &arms, 1);
     }
 
-    fn tie<R: Rng + ?Sized>(&mut self, _view: &View, _a: Arm, _b: Arm, _rng: &mut R) {
+    fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, _rng: &mut R) {
         self.t += 1;
+        WorstThresholds::refresh(&mut self.cache, view, self.alpha, &[a, b], 1);
     }
 
     fn self_duel<R: Rng + ?Sized>(&mut self, _view: &View, _arm: Arm, _rng: &mut R) {
         self.t += 1;
     }
 
-    fn arm_added(&mut self, _view: &View, _arm: Arm) {}
+    fn warm(&mut self, view: &View) {
+        self.cache = Cached(Some(WorstThresholds::build(view, self.alpha)));
+    }
 
-    fn arm_retired(&mut self, _view: &View, _arm: Arm) {}
+    fn arm_added(&mut self, view: &View, _arm: Arm) {
+        self.warm(view);
+    }
+
+    fn arm_retired(&mut self, view: &View, _arm: Arm) {
+        self.warm(view);
+    }
 
     fn belief(&self, view: &View) -> Option<Arm> {
         match self.candidates(view).as_slice() {
@@ -193,8 +264,10 @@ impl Policy for UcbCandidates {
         Ok(self.choose(view, m, rng))
     }
 
-    fn update_set<R: Rng + ?Sized>(&mut self, _view: &View, _heard: &SetUpdate, _rng: &mut R) {
+    fn update_set<R: Rng + ?Sized>(&mut self, view: &View, heard: &SetUpdate, _rng: &mut R) {
         self.t += 1;
+        let results = heard.results.len() as u64;
+        WorstThresholds::refresh(&mut self.cache, view, self.alpha, &heard.arms, results);
     }
 }
 
@@ -254,5 +327,44 @@ mod tests {
             assert_eq!(one, vec![0, 3]);
         }
         assert_eq!(p.belief(&view), None);
+    }
+
+    #[test]
+    fn the_cached_thresholds_match_the_win_matrix_after_every_query() {
+        use crate::bandit::{AnyPolicy, BanditState, PolicySpec, SetOutcome};
+        let mut rng = BanditRng::seed_from_u64(3);
+        for ties in [TieRule::Ignore, TieRule::HalfWin] {
+            let spec = PolicySpec::new("ucb_candidates");
+            let mut state = BanditState::new(&spec, 9, ties, &mut rng).unwrap();
+            for step in 0..600 {
+                if step == 200 {
+                    state.retire_arm(4).unwrap();
+                }
+                if step == 400 {
+                    state.add_arm();
+                }
+                let set = state.select_set(4, &mut rng).unwrap();
+                let mut outcome = SetOutcome::default();
+                for (x, &a) in set.iter().enumerate() {
+                    for &b in &set[x + 1..] {
+                        match rng.random_range(0..4) {
+                            0 => outcome.ties.push((a, b)),
+                            1 => {}
+                            2 => outcome.wins.push((a, b)),
+                            _ => outcome.wins.push((b, a)),
+                        }
+                    }
+                }
+                state.record_set(&set, &outcome, &mut rng).unwrap();
+                let view = state.view();
+                let AnyPolicy::UcbCandidates(p) = &state.policy else {
+                    unreachable!()
+                };
+                let cache = p.cache.0.as_ref().expect("built by the first update");
+                let fresh = WorstThresholds::build(&view, p.alpha);
+                assert_eq!(cache.synced, fresh.synced, "{ties:?} step {step}");
+                assert_eq!(cache.worst, fresh.worst, "{ties:?} step {step}");
+            }
+        }
     }
 }
