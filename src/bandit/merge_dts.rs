@@ -31,6 +31,8 @@
 //! Time t advances with outcomes, not selections (see [`super::tournament`]); counts carry a prior
 //! of one win each way; ties counted as half a win make counts non-integer, in which case the
 //! pairs concerned are sampled from the Beta distribution directly.
+//!
+//! More than two rankers per query (multileaving): see [`super::merge_dts_set`].
 
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -236,5 +238,40 @@ impl Policy for MergeDts {
 
     fn belief(&self, _view: &View) -> Option<Arm> {
         self.tournament.settled()
+    }
+
+    fn max_rankers_per_query(&self) -> usize {
+        super::multi::ANY_NUMBER
+    }
+
+    /// m rankers per query: see [`super::merge_dts_set`]; m = 2 is `select`.
+    fn select_set<R: Rng + ?Sized>(
+        &self,
+        view: &View,
+        m: usize,
+        rng: &mut R,
+    ) -> Result<Vec<Arm>, super::SetError> {
+        super::multi::check_size(m, super::multi::ANY_NUMBER)?;
+        if m == 2 {
+            return Ok(super::multi::pair_set(self.select(view, rng)));
+        }
+        let table = |b| self.table(view, b);
+        Ok(super::merge_dts_set::select_set(
+            &self.tournament,
+            table,
+            view,
+            m,
+            rng,
+        ))
+    }
+
+    fn update_set<R: Rng + ?Sized>(&mut self, view: &View, heard: &super::SetUpdate, rng: &mut R) {
+        if heard.results.len() < 2 {
+            return super::multi::feed_pairwise(self, view, heard, rng);
+        }
+        super::merge_dts_set::learn_set(&mut self.tournament, view, heard, rng);
+        // Every pair of the query changed: no cell of the old tables may be reused.
+        self.tables = Cached(None);
+        self.rebuild_tables(view);
     }
 }

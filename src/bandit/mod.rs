@@ -13,6 +13,10 @@
 //!   before the policy's `update` is called, and policies read it through [`View`].
 //! - Every random choice takes an explicit RNG, so a seeded simulation replays exactly.
 //!
+//! - A query may compare more than two arms (multileaving): [`Policy::select_set`] and
+//!   [`Policy::update_set`], with defaults that keep every pairwise policy working unchanged at
+//!   m = 2; see [`multi`] for the contract and which policies take m > 2.
+//!
 //! Arms are stable indices `0..k`. Arms can be added later (with no comparisons) and retired
 //! (never selected again; their index is never reused).
 
@@ -25,24 +29,30 @@ pub mod doubler;
 pub mod dts;
 pub mod duel_table;
 pub mod interleaved_filter;
+pub mod mdb;
 pub mod merge_dts;
+pub mod merge_dts_set;
 pub mod merge_rucb;
+pub mod multi;
 pub mod multi_sbm;
 pub mod policies;
 pub mod rex3;
 pub mod rmed1;
 pub mod rucb;
 pub mod self_sparring;
+pub mod self_sparring_set;
 pub mod single_armed;
 pub mod sparring;
 pub mod spec;
 pub mod state;
 pub mod tournament;
 pub mod ucb;
+pub mod ucb_candidates;
 pub mod uniform;
 pub mod wins;
 
 pub use champion::{ChampionBasis, ChampionReport, PreferenceEstimate};
+pub use multi::{PairResult, SetError, SetOutcome, SetUpdate};
 pub use policies::AnyPolicy;
 pub use spec::{PolicySpec, SpecError};
 pub use state::{BanditState, StateError, TieRule};
@@ -213,5 +223,31 @@ pub trait Policy {
     fn belief(&self, view: &View) -> Option<Arm> {
         let _ = view;
         None
+    }
+
+    /// The most arms one query may compare ([`multi::ANY_NUMBER`] for no limit). Pairwise
+    /// policies keep the default, 2.
+    fn max_rankers_per_query(&self) -> usize {
+        2
+    }
+
+    /// Chooses the arms one query compares: 1 to `m` distinct active arms (one arm is a
+    /// self-duel), read-only like `select`. The default serves m = 2 with `select`'s pair and
+    /// refuses any other m; see [`multi`].
+    fn select_set<R: Rng + ?Sized>(
+        &self,
+        view: &View,
+        m: usize,
+        rng: &mut R,
+    ) -> Result<Vec<Arm>, SetError> {
+        multi::check_size(m, 2)?;
+        Ok(multi::pair_set(self.select(view, rng)))
+    }
+
+    /// Learns every preference one shown list produced, once. `view.wins` already holds them
+    /// all. The default feeds each result to `update` or `tie` in canonical order
+    /// ([`multi::feed_pairwise`]), which for a two-arm set is exactly what `record` does.
+    fn update_set<R: Rng + ?Sized>(&mut self, view: &View, heard: &SetUpdate, rng: &mut R) {
+        multi::feed_pairwise(self, view, heard, rng);
     }
 }

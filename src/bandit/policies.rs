@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 #[allow(unused_imports)]
 use super::spec::PolicyParams;
-use super::{Arm, BanditRng, Pair, Policy, PolicySpec, SpecError, View, Win};
+use super::{Arm, BanditRng, Pair, Policy, PolicySpec, SetError, SetUpdate, SpecError, View, Win};
 
 macro_rules! policies {
     ($( $name:literal => $variant:ident($ty:path, $params:path) ),* $(,)?) => {
@@ -76,6 +76,15 @@ macro_rules! policies {
             fn belief(&self, view: &View) -> Option<Arm> {
                 match self { $( AnyPolicy::$variant(p) => p.belief(view), )* }
             }
+            fn max_rankers_per_query(&self) -> usize {
+                match self { $( AnyPolicy::$variant(p) => p.max_rankers_per_query(), )* }
+            }
+            fn select_set<R: Rng + ?Sized>(&self, view: &View, m: usize, rng: &mut R) -> Result<Vec<Arm>, SetError> {
+                match self { $( AnyPolicy::$variant(p) => p.select_set(view, m, rng), )* }
+            }
+            fn update_set<R: Rng + ?Sized>(&mut self, view: &View, heard: &SetUpdate, rng: &mut R) {
+                match self { $( AnyPolicy::$variant(p) => p.update_set(view, heard, rng), )* }
+            }
         }
     };
 }
@@ -96,4 +105,6 @@ policies! {
     "merge_dts" => MergeDts(super::merge_dts::MergeDts, super::merge_dts::MergeDtsParams),
     "merge_rucb" => MergeRucb(super::merge_rucb::MergeRucb, super::merge_rucb::MergeRucbParams),
     "dts" => Dts(super::dts::Dts, super::dts::DtsParams),
+    "mdb" => Mdb(super::mdb::Mdb, super::mdb::MdbParams),
+    "ucb_candidates" => UcbCandidates(super::ucb_candidates::UcbCandidates, super::ucb_candidates::UcbCandidatesParams),
 }

@@ -20,6 +20,8 @@
 //!   best arm's mean is its win rate against close rivals it keeps meeting, while an arm drawn a
 //!   few times early can hold a high mean from wins against weak arms.
 //! - An added arm starts at Beta(1, 1); a retired arm is never drawn.
+//!
+//! More than two rankers per query (multileaving): see [`super::self_sparring_set`].
 
 use rand::Rng;
 use rand_distr::{Beta, Distribution};
@@ -120,6 +122,21 @@ impl Policy for SelfSparring {
 
     fn belief(&self, view: &View) -> Option<Arm> {
         super::argbest::highest_positive(view.active_arms(), |a| self.times_played(view, a))
+    }
+
+    fn max_rankers_per_query(&self) -> usize {
+        super::multi::ANY_NUMBER
+    }
+
+    /// m independent Thompson draws: see [`super::self_sparring_set`].
+    fn select_set<R: Rng + ?Sized>(
+        &self,
+        view: &View,
+        m: usize,
+        rng: &mut R,
+    ) -> Result<Vec<Arm>, super::SetError> {
+        super::multi::check_size(m, super::multi::ANY_NUMBER)?;
+        Ok(super::self_sparring_set::thompson_set(self, view, m, rng))
     }
 }
 

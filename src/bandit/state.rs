@@ -6,6 +6,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::champion::{self, ChampionReport};
+use super::multi::{self, PairResult, SetError, SetOutcome, SetUpdate};
 use super::{
     AnyPolicy, Arm, BanditRng, Outcome, Pair, Policy, PolicySpec, SpecError, View, Win, WinMatrix,
 };
@@ -37,6 +38,18 @@ pub enum StateError {
         "state format version {0} is newer than this release understands ({STATE_FORMAT_VERSION})"
     )]
     FormatVersion(u32),
+    #[error("a shown set needs at least one arm")]
+    EmptySet,
+    #[error("arm {0} appears twice in the shown set")]
+    RepeatedArm(Arm),
+    #[error("the policy compares at most {max} arms per query, the shown set has {size}")]
+    SetTooLarge { size: usize, max: usize },
+    #[error("arm {0} has a preference but was not shown")]
+    NotShown(Arm),
+    #[error("arm {0} has a preference against itself")]
+    SelfPreference(Arm),
+    #[error("the pair ({0}, {1}) has more than one preference")]
+    RepeatedPair(Arm, Arm),
 }
 
 /// The state of one experiment's bandit.
@@ -156,6 +169,129 @@ impl BanditState {
             None => {}
         }
         Ok(())
+    }
+
+    /// The arms one query compares: 1 to `m` distinct active arms (read-only). Refused when the
+    /// policy takes fewer than `m` arms per query (the error names its limit) or `m < 2`.
+    pub fn select_set<R: Rng + ?Sized>(&self, m: usize, rng: &mut R) -> Result<Vec<Arm>, SetError> {
+        multi::check_size(m, self.policy.max_rankers_per_query())?;
+        self.policy.select_set(&self.view(), m, rng)
+    }
+
+    /// Records every preference one shown list produced, once: `shown` is the set as
+    /// `select_set` returned it, `outcome` its wins and ties (pairs with no preference absent).
+    /// Everything is checked before anything changes. Every result counts in the win matrix or
+    /// the tie counts (even for arms retired since the query); then the policy learns, in one
+    /// [`Policy::update_set`] call, the results between shown arms that are still active, in
+    /// canonical order (see [`multi`]). A one-arm set is a self-duel, recorded as `record`
+    /// records one; a query with no result between active arms teaches the policy nothing, as a
+    /// tie under [`TieRule::Ignore`] does in `record`. A two-arm set is exactly `record`.
+    pub fn record_set<R: Rng + ?Sized>(
+        &mut self,
+        shown: &[Arm],
+        outcome: &SetOutcome,
+        rng: &mut R,
+    ) -> Result<(), StateError> {
+        let results = self.check_set(shown, outcome)?;
+        if let [only] = shown {
+            return self.record(Pair::new(*only, *only), Outcome::Tie, rng);
+        }
+        for result in &results {
+            match *result {
+                PairResult::Win(w) => self.wins.record_win(w.winner, w.loser),
+                PairResult::Tie(a, b) => self.wins.record_tie(a, b),
+            }
+        }
+        let active = |a: Arm| self.active[a];
+        let heard = SetUpdate {
+            arms: shown.iter().copied().filter(|&a| active(a)).collect(),
+            results: results
+                .into_iter()
+                .filter(|r| {
+                    let (a, b) = r.arms();
+                    active(a)
+                        && active(b)
+                        && (matches!(r, PairResult::Win(_)) || self.ties == TieRule::HalfWin)
+                })
+                .collect(),
+        };
+        if heard.results.is_empty() {
+            return Ok(());
+        }
+        let view = View {
+            wins: &self.wins,
+            active: &self.active,
+            ties: self.ties,
+        };
+        self.policy.update_set(&view, &heard, rng);
+        Ok(())
+    }
+
+    /// Validates a shown set and its outcome; returns the results in canonical order.
+    fn check_set(
+        &self,
+        shown: &[Arm],
+        outcome: &SetOutcome,
+    ) -> Result<Vec<PairResult>, StateError> {
+        if shown.is_empty() {
+            return Err(StateError::EmptySet);
+        }
+        let max = self.policy.max_rankers_per_query();
+        if shown.len() > max {
+            return Err(StateError::SetTooLarge {
+                size: shown.len(),
+                max,
+            });
+        }
+        // (arm, position) sorted by arm: repeated arms are neighbours, and a position is a
+        // binary search away (a multileaved set may hold hundreds of rankers).
+        let mut by_arm: Vec<(Arm, usize)> = Vec::with_capacity(shown.len());
+        for (i, &a) in shown.iter().enumerate() {
+            self.check_arm(a)?;
+            by_arm.push((a, i));
+        }
+        by_arm.sort_unstable();
+        if let Some(w) = by_arm.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(StateError::RepeatedArm(w[0].0));
+        }
+        let position = |a: Arm| {
+            by_arm
+                .binary_search_by_key(&a, |&(arm, _)| arm)
+                .map(|i| by_arm[i].1)
+                .map_err(|_| StateError::NotShown(a))
+        };
+        let mut placed = Vec::with_capacity(outcome.wins.len() + outcome.ties.len());
+        let pairs = outcome
+            .wins
+            .iter()
+            .map(|&p| (p, true))
+            .chain(outcome.ties.iter().map(|&p| (p, false)));
+        for ((a, b), is_win) in pairs {
+            let (pa, pb) = (position(a)?, position(b)?);
+            if a == b {
+                return Err(StateError::SelfPreference(a));
+            }
+            let result = if is_win {
+                PairResult::Win(Win {
+                    winner: a,
+                    loser: b,
+                    winner_first: pa < pb,
+                })
+            } else if pa < pb {
+                PairResult::Tie(a, b)
+            } else {
+                PairResult::Tie(b, a)
+            };
+            placed.push((pa.min(pb), pa.max(pb), result));
+        }
+        placed.sort_unstable_by_key(|&(lo, hi, _)| (lo, hi));
+        if let Some(w) = placed
+            .windows(2)
+            .find(|w| (w[0].0, w[0].1) == (w[1].0, w[1].1))
+        {
+            return Err(StateError::RepeatedPair(shown[w[0].0], shown[w[0].1]));
+        }
+        Ok(placed.into_iter().map(|(_, _, r)| r).collect())
     }
 
     /// Adds an arm with no comparisons; returns its index.

@@ -1,0 +1,291 @@
+//! `mdb`: Multi-Dueling Bandits (Brost, Seldin, Cox and Lioma, "Multi-Dueling Bandits and Their
+//! Application to Online Ranker Evaluation", CIKM 2016, Algorithm 1).
+//!
+//! Two relative upper confidence bounds per pair ([`super::ucb`], log term ln t): a tighter one
+//! with exploration `alpha` and a looser one with `alpha * beta` (beta >= 1). At every query:
+//! - E, the arms the tighter bounds do not beat (u_ij >= 1/2 against every other active arm);
+//! - if E holds exactly one arm, MDB exploits: that arm alone is shown (a self-duel, no regret
+//!   when it is the Condorcet winner);
+//! - otherwise F, the arms the looser bounds do not beat (a superset of E), are all compared at
+//!   once; when F is empty (possible without a Condorcet winner) every active arm is.
+//!
+//! The paper compares F whole, however large. A query here shows at most m arms: when F is
+//! larger, the members of E come first (they are the likelier winners), each group drawn
+//! uniformly at random without replacement ([`super::ucb_candidates::capped`]). With beta = 1
+//! the two bounds coincide and MDB is [`super::ucb_candidates`].
+//!
+//! Conventions (as [`super::rucb`] and [`super::ucb_candidates`]):
+//! - Counts start at zero and x/0 := 1; "u_ij >= 1/2" is non-strict; ties count as half a win
+//!   when the experiment says so.
+//! - t is the number of feedback steps heard plus one: a query with some result between active
+//!   arms (one `update_set`, or one `update` / `tie`) and a self-duel are one step each. The
+//!   self-duels matter: while MDB exploits a single arm, only they move t, and the widening
+//!   bounds are what brings the other arms back into E. Selections never move t, so late, batched
+//!   and out-of-order feedback is counted when it arrives and lost feedback never.
+//! - Parameters: `alpha` = 0.51 (the usual RUCB value; MDB's analysis, like RUCB's, needs
+//!   alpha > 1/2, but any alpha > 0 is accepted) and `beta` = 1.5. beta is our default, not a
+//!   value from the paper: it widens the exploration term of the looser bound by sqrt(1.5), about
+//!   22%, so F adds the arms that are close to the tighter bound's edge.
+//! - Added arms start with no comparisons (in E at once); retired arms are never shown and are
+//!   ignored as opponents.
+//! - `belief` is E's single arm when it has exactly one (the arm being exploited), else none;
+//!   `contenders` is none (nothing is eliminated for good).
+//!
+//! Cost: one threshold per arm decides both sets, cached as in [`super::ucb_candidates`]: O(K)
+//! per selection, O(m K) per query learnt.
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use super::cached::Cached;
+use super::multi::{self, ANY_NUMBER, SetError, SetUpdate};
+use super::spec::{PolicyParams, check_range};
+use super::ucb_candidates::{WorstThresholds, capped, set_pair, worst_thresholds};
+use super::{Arm, BanditRng, Pair, Policy, View, Win};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MdbParams {
+    /// Exploration parameter of the tighter bounds.
+    pub alpha: f64,
+    /// How much wider the looser bounds explore: their exploration parameter is alpha * beta.
+    pub beta: f64,
+}
+
+impl Default for MdbParams {
+    fn default() -> Self {
+        MdbParams {
+            alpha: 0.51,
+            beta: 1.5,
+        }
+    }
+}
+
+impl PolicyParams for MdbParams {
+    fn validate(&self, _k: usize) -> Result<(), String> {
+        check_range("alpha", self.alpha, 0.0, 1e6, false)?;
+        check_range("beta", self.beta, 1.0, 1e6, true)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Mdb {
+    alpha: f64,
+    beta: f64,
+    /// Feedback steps heard so far.
+    t: u64,
+    #[serde(skip)]
+    cache: Cached<WorstThresholds>,
+}
+
+/// The two sets of one query: E (tighter bounds) and F minus E (looser bounds only).
+struct Sets {
+    tight: Vec<Arm>,
+    loose_only: Vec<Arm>,
+}
+
+impl Mdb {
+    pub fn new(params: MdbParams, _k: usize, _rng: &mut BanditRng) -> Self {
+        Mdb {
+            alpha: params.alpha,
+            beta: params.beta,
+            t: 0,
+            cache: Cached(None),
+        }
+    }
+
+    /// ln t for the next step.
+    pub fn log_term(&self) -> f64 {
+        ((self.t + 1) as f64).ln()
+    }
+
+    /// u_ij(alpha c) < 1/2 exactly when ln t < threshold(alpha) / c, so one threshold per arm
+    /// decides both sets.
+    fn sets(&self, view: &View) -> Sets {
+        let log_term = self.log_term();
+        let mut sets = Sets {
+            tight: Vec::new(),
+            loose_only: Vec::new(),
+        };
+        for (i, worst) in worst_thresholds(view, self.alpha, &self.cache) {
+            if log_term >= worst {
+                sets.tight.push(i);
+            } else if self.beta * log_term >= worst {
+                sets.loose_only.push(i);
+            }
+        }
+        sets
+    }
+
+    /// E, the arms the tighter bounds do not beat.
+    pub fn tight_set(&self, view: &View) -> Vec<Arm> {
+        self.sets(view).tight
+    }
+
+    /// F, the arms the looser bounds do not beat, in index order.
+    pub fn loose_set(&self, view: &View) -> Vec<Arm> {
+        let Sets {
+            mut tight,
+            loose_only,
+        } = self.sets(view);
+        tight.extend(loose_only);
+        tight.sort_unstable();
+        tight
+    }
+
+    fn choose<R: Rng + ?Sized>(&self, view: &View, m: usize, rng: &mut R) -> Vec<Arm> {
+        let Sets { tight, loose_only } = self.sets(view);
+        match (tight.len(), loose_only.len()) {
+            (1, _) => tight,
+            (0, 0) => capped(view.active_arms().collect(), Vec::new(), m, rng),
+            _ => capped(tight, loose_only, m, rng),
+        }
+    }
+}
+
+impl Policy for Mdb {
+    fn select<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Pair {
+        set_pair(&self.choose(view, 2, rng))
+    }
+
+    fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, _rng: &mut R) {
+        self.t += 1;
+        let arms = [win.winner, win.loser];
+        WorstThresholds::refresh(&mut self.cache, view, self.alpha, &arms, 1);
+    }
+
+    fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, _rng: &mut R) {
+        self.t += 1;
+        WorstThresholds::refresh(&mut self.cache, view, self.alpha, &[a, b], 1);
+    }
+
+    fn self_duel<R: Rng + ?Sized>(&mut self, _view: &View, _arm: Arm, _rng: &mut R) {
+        self.t += 1;
+    }
+
+    fn warm(&mut self, view: &View) {
+        self.cache = Cached(Some(WorstThresholds::build(view, self.alpha)));
+    }
+
+    fn arm_added(&mut self, view: &View, _arm: Arm) {
+        self.warm(view);
+    }
+
+    fn arm_retired(&mut self, view: &View, _arm: Arm) {
+        self.warm(view);
+    }
+
+    fn belief(&self, view: &View) -> Option<Arm> {
+        match self.sets(view).tight.as_slice() {
+            [only] => Some(*only),
+            _ => None,
+        }
+    }
+
+    fn max_rankers_per_query(&self) -> usize {
+        ANY_NUMBER
+    }
+
+    fn select_set<R: Rng + ?Sized>(
+        &self,
+        view: &View,
+        m: usize,
+        rng: &mut R,
+    ) -> Result<Vec<Arm>, SetError> {
+        multi::check_size(m, ANY_NUMBER)?;
+        Ok(self.choose(view, m, rng))
+    }
+
+    fn update_set<R: Rng + ?Sized>(&mut self, view: &View, heard: &SetUpdate, _rng: &mut R) {
+        self.t += 1;
+        let results = heard.results.len() as u64;
+        WorstThresholds::refresh(&mut self.cache, view, self.alpha, &heard.arms, results);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bandit::{TieRule, WinMatrix};
+    use rand::SeedableRng;
+
+    fn state_with_close_rival() -> (WinMatrix, [bool; 4]) {
+        // Arm 0 leads; arm 1 is close to it (48 / 100 against 0); arms 2 and 3 are far behind.
+        let mut w = WinMatrix::new(4);
+        w.add_wins(0, 1, 52);
+        w.add_wins(1, 0, 48);
+        for bad in [2, 3] {
+            w.add_wins(0, bad, 95);
+            w.add_wins(bad, 0, 5);
+            w.add_wins(1, bad, 95);
+            w.add_wins(bad, 1, 5);
+        }
+        w.add_wins(2, 3, 50);
+        w.add_wins(3, 2, 50);
+        (w, [true; 4])
+    }
+
+    #[test]
+    fn a_single_tight_candidate_is_exploited_alone() {
+        let mut rng = BanditRng::seed_from_u64(1);
+        let (mut w, active) = state_with_close_rival();
+        // Make arm 1 clearly worse than arm 0: 48 wins in 218.
+        w.add_wins(0, 1, 118);
+        let view = View {
+            wins: &w,
+            active: &active,
+            ties: TieRule::Ignore,
+        };
+        let mut p = Mdb::new(MdbParams::default(), 4, &mut rng);
+        p.t = 199; // ln 200 = 5.3; u_10 = 48/218 + sqrt(0.51 * 5.3 / 218) = 0.33 < 1/2.
+        assert_eq!(p.tight_set(&view), vec![0]);
+        assert_eq!(p.select_set(&view, 4, &mut rng).unwrap(), vec![0]);
+        assert_eq!(p.select(&view, &mut rng), Pair::new(0, 0));
+        assert_eq!(p.belief(&view), Some(0));
+    }
+
+    #[test]
+    fn the_looser_set_is_shown_when_the_tighter_one_is_not_a_single_arm() {
+        let mut rng = BanditRng::seed_from_u64(2);
+        let (w, active) = state_with_close_rival();
+        let view = View {
+            wins: &w,
+            active: &active,
+            ties: TieRule::Ignore,
+        };
+        let mut p = Mdb::new(MdbParams::default(), 4, &mut rng);
+        p.t = 99;
+        // Arms 0 and 1 are unbeaten; 2 and 3 lose 5 / 100 to both (u = 0.05 + 0.15 < 1/2 even
+        // at beta = 1.5: 0.05 + 0.19).
+        assert_eq!(p.tight_set(&view), vec![0, 1]);
+        assert_eq!(p.loose_set(&view), vec![0, 1]);
+        assert_eq!(p.select_set(&view, 8, &mut rng).unwrap(), vec![0, 1]);
+        assert_eq!(p.belief(&view), None);
+        // A very loose bound (beta = 100: u_20 = 0.05 + sqrt(51 * 4.6 / 100) > 1) adds them.
+        let loose = Mdb::new(
+            MdbParams {
+                alpha: 0.51,
+                beta: 100.0,
+            },
+            4,
+            &mut rng,
+        );
+        let loose = Mdb { t: 99, ..loose };
+        assert_eq!(loose.loose_set(&view), vec![0, 1, 2, 3]);
+        // Capped at 3: both tight arms always, one of the others.
+        for _ in 0..50 {
+            let set = loose.select_set(&view, 3, &mut rng).unwrap();
+            assert_eq!(set.len(), 3);
+            assert!(set.starts_with(&[0, 1]), "{set:?}");
+        }
+    }
+
+    #[test]
+    fn beta_below_one_is_refused() {
+        let bad = MdbParams {
+            alpha: 0.51,
+            beta: 0.9,
+        };
+        assert!(bad.validate(4).unwrap_err().contains("beta"));
+    }
+}
