@@ -265,6 +265,7 @@ fn method_name(interleaving: &Interleaving<String>) -> &'static str {
         Interleaving::Probabilistic(_) => "probabilistic",
         Interleaving::Optimized(_) => "optimized",
         Interleaving::TeamDraftMultileave(_) => "team_draft_multileave",
+        Interleaving::ProbabilisticMultileave(_) => "probabilistic_multileave",
     }
 }
 

@@ -33,16 +33,22 @@ mod lp;
 mod multileave;
 mod optimized;
 mod outcome;
+mod preferences;
 mod probabilistic;
+mod probabilistic_multileave;
 mod team_draft;
 
 pub use balanced::BalancedInterleaving;
-pub use multileave::MultileaveInterleaving;
+pub use multileave::{MAX_ORDERS_CHECKED, MultileaveInterleaving};
 pub use optimized::{
     MAX_OPTIMIZED_LEN, OptimizedDistribution, OptimizedInterleaving, optimized_distribution,
 };
 pub use outcome::{Outcome, SoftOutcome};
+pub use preferences::{Preference, Preferences};
 pub use probabilistic::{DEFAULT_TAU, ProbabilisticInterleaving};
+pub use probabilistic_multileave::{
+    MAX_PROBABILISTIC_MULTILEAVE_RANKERS, ProbabilisticMultileaveInterleaving,
+};
 pub use team_draft::{Exhausted, SharedPrefix, Team, TeamDraftInterleaving, TeamDraftOptions};
 
 use rand::Rng;
@@ -70,6 +76,12 @@ pub enum Method {
     Optimized,
     /// Team-Draft Multileave (Schuth et al. 2014): any number of rankers >= 2.
     TeamDraftMultileave,
+    /// Probabilistic Multileave (Schuth et al. 2015): softmax over ranks with exponent `tau`,
+    /// 2 to [`MAX_PROBABILISTIC_MULTILEAVE_RANKERS`] rankers.
+    ProbabilisticMultileave {
+        #[serde(default = "default_tau")]
+        tau: f64,
+    },
 }
 
 fn default_tau() -> f64 {
@@ -85,6 +97,7 @@ impl Method {
             Method::Probabilistic { .. } => "probabilistic",
             Method::Optimized => "optimized",
             Method::TeamDraftMultileave => "team_draft_multileave",
+            Method::ProbabilisticMultileave { .. } => "probabilistic_multileave",
         }
     }
 
@@ -96,6 +109,7 @@ impl Method {
             "probabilistic" => Method::Probabilistic { tau: DEFAULT_TAU },
             "optimized" => Method::Optimized,
             "team_draft_multileave" => Method::TeamDraftMultileave,
+            "probabilistic_multileave" => Method::ProbabilisticMultileave { tau: DEFAULT_TAU },
             _ => return None,
         })
     }
@@ -104,10 +118,23 @@ impl Method {
 /// Why an interleaving could not be built.
 #[derive(Debug, Clone, PartialEq)]
 pub enum InterleaveError {
-    NeedsTwoLists { method: &'static str, got: usize },
-    TooFewLists { got: usize },
+    NeedsTwoLists {
+        method: &'static str,
+        got: usize,
+    },
+    TooFewLists {
+        got: usize,
+    },
     BadTau(f64),
-    TooLongForOptimized { max: usize, asked: usize },
+    TooLongForOptimized {
+        max: usize,
+        asked: usize,
+    },
+    TooManyRankers {
+        method: &'static str,
+        max: usize,
+        got: usize,
+    },
 }
 
 // Written out rather than derived: this layer depends on rand and serde only.
@@ -125,6 +152,9 @@ impl std::fmt::Display for InterleaveError {
                 f,
                 "optimized interleaving supports at most {max} shown documents, asked for {asked}"
             ),
+            InterleaveError::TooManyRankers { method, max, got } => {
+                write!(f, "{method} compares at most {max} rankers, got {got}")
+            }
         }
     }
 }
@@ -140,6 +170,7 @@ pub enum Interleaving<D> {
     Probabilistic(ProbabilisticInterleaving<D>),
     Optimized(OptimizedInterleaving<D>),
     TeamDraftMultileave(MultileaveInterleaving<D>),
+    ProbabilisticMultileave(ProbabilisticMultileaveInterleaving<D>),
 }
 
 /// Interleaves `lists` (one per ranker, best first) with `method`, showing at most `max_len`
@@ -186,6 +217,25 @@ pub fn interleave<D: Doc, R: Rng + ?Sized>(
             let lists: Vec<Vec<D>> = lists.iter().map(|l| dedup(l)).collect();
             Interleaving::TeamDraftMultileave(MultileaveInterleaving::new(&lists, max_len, rng))
         }
+        Method::ProbabilisticMultileave { tau } => {
+            if !tau.is_finite() || *tau < 0.0 {
+                return Err(InterleaveError::BadTau(*tau));
+            }
+            if lists.len() < 2 {
+                return Err(InterleaveError::TooFewLists { got: lists.len() });
+            }
+            if lists.len() > MAX_PROBABILISTIC_MULTILEAVE_RANKERS {
+                return Err(InterleaveError::TooManyRankers {
+                    method: method.name(),
+                    max: MAX_PROBABILISTIC_MULTILEAVE_RANKERS,
+                    got: lists.len(),
+                });
+            }
+            let lists: Vec<Vec<D>> = lists.iter().map(|l| dedup(l)).collect();
+            Interleaving::ProbabilisticMultileave(ProbabilisticMultileaveInterleaving::new(
+                &lists, *tau, max_len, rng,
+            ))
+        }
     })
 }
 
@@ -198,6 +248,7 @@ impl<D: Doc> Interleaving<D> {
             Interleaving::Probabilistic(i) => &i.shown,
             Interleaving::Optimized(i) => &i.shown,
             Interleaving::TeamDraftMultileave(i) => &i.shown,
+            Interleaving::ProbabilisticMultileave(i) => &i.shown,
         }
     }
 
@@ -205,6 +256,7 @@ impl<D: Doc> Interleaving<D> {
     pub fn rankers(&self) -> usize {
         match self {
             Interleaving::TeamDraftMultileave(i) => i.rankers,
+            Interleaving::ProbabilisticMultileave(i) => i.rankers,
             _ => 2,
         }
     }
@@ -221,6 +273,7 @@ impl<D: Doc> Interleaving<D> {
             Interleaving::Probabilistic(i) => i.soft_outcome(&clicks),
             Interleaving::Optimized(i) => i.soft_outcome(&clicks),
             Interleaving::TeamDraftMultileave(i) => i.pairwise(&clicks, 0, 1),
+            Interleaving::ProbabilisticMultileave(i) => i.preferences(&clicks).pair(0, 1),
         }
     }
 
@@ -239,6 +292,7 @@ impl<D: Doc> Interleaving<D> {
             Interleaving::Probabilistic(i) => i.ranker_credit(&clicks).to_vec(),
             Interleaving::Optimized(i) => i.ranker_credit(&clicks).to_vec(),
             Interleaving::TeamDraftMultileave(i) => i.ranker_credit(&clicks),
+            Interleaving::ProbabilisticMultileave(i) => i.preferences(&clicks).credits().to_vec(),
         }
     }
 
@@ -250,10 +304,29 @@ impl<D: Doc> Interleaving<D> {
             Interleaving::TeamDraftMultileave(m) => {
                 m.pairwise(&normalise_clicks(clicks, m.shown.len()), i, j)
             }
+            Interleaving::ProbabilisticMultileave(_) => self.preferences(clicks).pair(i, j),
             _ if i == j => SoftOutcome::TIE,
             _ if i == 0 => self.soft_outcome(clicks),
             _ => self.soft_outcome(clicks).swapped(),
         }
+    }
+
+    /// The judgement between every pair of rankers and each ranker's credit: the method-independent
+    /// result (for two-ranker methods, the one pair (0, 1) is [`Self::soft_outcome`]).
+    pub fn preferences(&self, clicks: &[usize]) -> Preferences {
+        match self {
+            Interleaving::ProbabilisticMultileave(i) => {
+                i.preferences(&normalise_clicks(clicks, i.shown.len()))
+            }
+            _ => Preferences::from_fn(self.ranker_credit(clicks), |i, j| {
+                self.pairwise(clicks, i, j)
+            }),
+        }
+    }
+
+    /// Credit per ranker, in list order (the same as [`Self::ranker_credit`]).
+    pub fn credits(&self, clicks: &[usize]) -> Vec<f64> {
+        self.ranker_credit(clicks)
     }
 
     /// Reports click positions that [`Interleaving::credit`] would ignore.
