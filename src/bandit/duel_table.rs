@@ -1,6 +1,9 @@
 //! Phase I of the Thompson-sampling tournaments (MergeDTS, DTS): for every pair (i, j) of a group
-//! of arms, whether a sample theta_ij ~ Beta(w_ij + 1, w_ji + 1) exceeds 1/2 (theta_ji is
-//! 1 - theta_ij, as in li-2020 Algorithm 2, so one draw decides the pair).
+//! of arms, whether a sample theta_ij ~ Beta(w_ij + 1, w_ji + 1) exceeds 1/2. Two ways to draw:
+//! [`DuelTable::sample_wins`] ties theta_ji = 1 - theta_ij, as li-2020 Algorithm 2 writes it, so
+//! one draw decides the pair and exactly one side wins it; [`DuelTable::sample_wins_independent`]
+//! draws theta_ij and theta_ji independently, as the MergeDTS authors' code does, so a pair may
+//! count for both sides or for neither.
 //!
 //! The table caches P(theta_ij > 1/2) per pair ([`super::beta`]), so a pair costs one uniform
 //! instead of two Beta samples. It is kept in `update`: an outcome moves one cell by one binomial
@@ -154,6 +157,36 @@ impl DuelTable {
                     wins[x] += 1;
                 } else {
                     wins[y] += 1;
+                }
+            }
+        }
+    }
+
+    /// Phase I with theta_ij and theta_ji drawn independently: per position, how many of its
+    /// own draws theta_xy (y another arm of the table) exceed 1/2. An arm is not compared with
+    /// itself. Ordered pairs are drawn row by row, so runs replay exactly.
+    pub fn sample_wins_independent<R: Rng + ?Sized>(
+        &self,
+        view: &View,
+        wins: &mut [u32],
+        rng: &mut R,
+    ) {
+        let n = self.arms.len();
+        wins[..n].fill(0);
+        for (x, won) in wins[..n].iter_mut().enumerate() {
+            if self.nan_cells == 0 {
+                let row = &self.thresholds[x * n..(x + 1) * n];
+                for (y, &threshold) in row.iter().enumerate() {
+                    if y != x {
+                        *won += u32::from(rng.next_u64() < threshold);
+                    }
+                }
+            } else {
+                let row = &self.p[x * n..(x + 1) * n];
+                for (y, &p) in row.iter().enumerate() {
+                    if y != x {
+                        *won += u32::from(draw(view, self.arms[x], self.arms[y], p, rng));
+                    }
                 }
             }
         }

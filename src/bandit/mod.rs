@@ -23,6 +23,7 @@
 pub mod argbest;
 pub mod beat_the_mean;
 pub mod beta;
+pub mod beta_tail;
 pub mod cached;
 pub mod champion;
 pub mod doubler;
@@ -45,6 +46,7 @@ pub mod single_armed;
 pub mod sparring;
 pub mod spec;
 pub mod state;
+pub mod thompson_argmax;
 pub mod tournament;
 pub mod ucb;
 pub mod ucb_candidates;

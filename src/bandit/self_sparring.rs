@@ -22,12 +22,20 @@
 //! - An added arm starts at Beta(1, 1); a retired arm is never drawn.
 //!
 //! More than two rankers per query (multileaving): see [`super::self_sparring_set`].
+//!
+//! Speed: each of the two draws is the argmax of one Beta draw per active arm, taken exactly by
+//! [`ArgmaxSampler`], which draws only the arms that can still beat the running maximum (a few
+//! once the posteriors concentrate, instead of all of them). Its cache is rebuilt from the counts
+//! (`warm`, or at the next outcome) and kept in step by every outcome the policy hears of; a
+//! selection whose cache is missing or out of step builds a temporary one, so the choices (and
+//! the random numbers consumed) never depend on the cache's history.
 
 use rand::Rng;
-use rand_distr::{Beta, Distribution};
 use serde::{Deserialize, Serialize};
 
+use super::cached::Cached;
 use super::spec::PolicyParams;
+use super::thompson_argmax::ArgmaxSampler;
 use super::{Arm, BanditRng, Pair, Policy, View, Win};
 
 /// Self-Sparring has no parameters.
@@ -46,6 +54,27 @@ impl PolicyParams for SelfSparringParams {
 pub struct SelfSparring {
     pub wins: Vec<f64>,
     pub losses: Vec<f64>,
+    #[serde(skip)]
+    sampler: Cached<Synced>,
+}
+
+/// The sampler and the [`stamp`] of the counts it was built for.
+#[derive(Clone)]
+struct Synced {
+    stamp: Stamp,
+    sampler: ArgmaxSampler,
+}
+
+/// (arms, wins + ties recorded).
+type Stamp = (usize, u64);
+
+/// A fingerprint of the win matrix, in O(1): every change the policy hears of moves it by one
+/// outcome (or one arm). When it moved without the policy hearing (a tie between two arms when
+/// ties are ignored, which changes no posterior), `select` compares the posteriors one by one
+/// before trusting the cache. The policy's own counts change only in its hooks, which keep the
+/// cache in step.
+fn stamp(view: &View) -> Stamp {
+    (view.k(), view.wins.total_wins() + view.wins.total_ties())
 }
 
 impl SelfSparring {
@@ -53,27 +82,54 @@ impl SelfSparring {
         SelfSparring {
             wins: vec![1.0; k],
             losses: vec![1.0; k],
+            sampler: Cached(None),
         }
     }
 
-    /// The active arm with the largest draw from its Beta posterior.
-    fn thompson_draw<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Arm {
-        let mut best = None;
-        let mut best_draw = f64::NEG_INFINITY;
-        for a in view.active_arms() {
-            let half_self_duels = 0.5 * view.wins.ties(a, a) as f64;
-            let draw = Beta::new(
-                self.wins[a] + half_self_duels,
-                self.losses[a] + half_self_duels,
-            )
-            .expect("posterior counts are at least 1")
-            .sample(rng);
-            if draw > best_draw {
-                best_draw = draw;
-                best = Some(a);
-            }
+    /// The Beta posterior of `arm` (its self-duels count half a win and half a loss), or `None`
+    /// for a retired arm.
+    fn posterior(&self, view: &View, arm: Arm) -> Option<(f64, f64)> {
+        if !view.is_active(arm) {
+            return None;
         }
-        best.expect("at least one arm is active")
+        let half_self_duels = 0.5 * view.wins.ties(arm, arm) as f64;
+        Some((
+            self.wins[arm] + half_self_duels,
+            self.losses[arm] + half_self_duels,
+        ))
+    }
+
+    fn build_sampler(&self, view: &View) -> ArgmaxSampler {
+        ArgmaxSampler::build(view.k(), |a| self.posterior(view, a))
+    }
+
+    /// Brings the sampler in step after one change the policy heard of: the posteriors of
+    /// `arms` changed, the stamp moved by `step` (arms, outcomes). When the stamp
+    /// moved otherwise, the cache was out of step before: it is checked arm by arm and rebuilt
+    /// if needed (or built if missing).
+    fn resync(&mut self, view: &View, arms: &[Arm], step: Stamp) {
+        let now = stamp(view);
+        let sampler = match self.sampler.0.take() {
+            Some(Synced {
+                mut sampler,
+                stamp: before,
+            }) => {
+                for &a in arms {
+                    sampler.set(a, self.posterior(view, a));
+                }
+                let expected = (before.0 + step.0, before.1 + step.1);
+                if expected == now || sampler.matches(view.k(), |a| self.posterior(view, a)) {
+                    sampler
+                } else {
+                    self.build_sampler(view)
+                }
+            }
+            None => self.build_sampler(view),
+        };
+        self.sampler = Cached(Some(Synced {
+            stamp: now,
+            sampler,
+        }));
     }
 
     pub fn posterior_mean(&self, arm: Arm) -> f64 {
@@ -93,31 +149,57 @@ impl SelfSparring {
 
 impl Policy for SelfSparring {
     fn select<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Pair {
-        Pair::new(self.thompson_draw(view, rng), self.thompson_draw(view, rng))
+        let built;
+        let sampler = match &self.sampler.0 {
+            Some(s) if s.stamp == stamp(view) => &s.sampler,
+            Some(s) if s.sampler.matches(view.k(), |a| self.posterior(view, a)) => &s.sampler,
+            _ => {
+                built = self.build_sampler(view);
+                &built
+            }
+        };
+        let first = sampler.sample(rng).expect("at least one arm is active");
+        let second = sampler.sample(rng).expect("at least one arm is active");
+        Pair::new(first, second)
     }
 
-    fn update<R: Rng + ?Sized>(&mut self, _view: &View, win: Win, _rng: &mut R) {
+    fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, _rng: &mut R) {
         let Win { winner, loser, .. } = win;
         self.wins[winner] += 1.0;
         self.losses[loser] += 1.0;
+        self.resync(view, &[winner, loser], (0, 1));
     }
 
-    fn tie<R: Rng + ?Sized>(&mut self, _view: &View, a: Arm, b: Arm, _rng: &mut R) {
+    fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, _rng: &mut R) {
         if a != b {
             for arm in [a, b] {
                 self.wins[arm] += 0.5;
                 self.losses[arm] += 0.5;
             }
         }
+        self.resync(view, &[a, b], (0, 1));
     }
 
-    fn arm_added(&mut self, _view: &View, _arm: Arm) {
+    fn self_duel<R: Rng + ?Sized>(&mut self, view: &View, arm: Arm, _rng: &mut R) {
+        self.resync(view, &[arm], (0, 1));
+    }
+
+    fn warm(&mut self, view: &View) {
+        self.sampler = Cached(Some(Synced {
+            stamp: stamp(view),
+            sampler: self.build_sampler(view),
+        }));
+    }
+
+    fn arm_added(&mut self, view: &View, arm: Arm) {
         self.wins.push(1.0);
         self.losses.push(1.0);
+        self.resync(view, &[arm], (1, 0));
     }
 
-    fn arm_retired(&mut self, _view: &View, _arm: Arm) {
+    fn arm_retired(&mut self, view: &View, arm: Arm) {
         // Draws range over active arms only.
+        self.resync(view, &[arm], (0, 0));
     }
 
     fn belief(&self, view: &View) -> Option<Arm> {
@@ -186,6 +268,42 @@ mod tests {
         s.losses[2] = 101.0;
         for _ in 0..100 {
             assert_eq!(s.select(&view, &mut rng), Pair::new(0, 0));
+        }
+    }
+
+    #[test]
+    fn restored_states_make_the_same_choices() {
+        // Ties count as half wins and self-duels occur, so every hook keeps the cache in step;
+        // the restored state has no cache (then a warmed one) and must choose alike.
+        use crate::bandit::{BanditState, Outcome, PolicySpec};
+        let mut rng = BanditRng::seed_from_u64(6);
+        let k = 8;
+        for ties in [TieRule::Ignore, TieRule::HalfWin] {
+            let mut state =
+                BanditState::new(&PolicySpec::new("self_sparring"), k, ties, &mut rng).unwrap();
+            for step in 0..3_000 {
+                let pair = state.select(&mut rng);
+                // Arm i beats arm j with probability 1/2 + (j - i) / 20.
+                let p = 0.5 + (pair.second as f64 - pair.first as f64) / 20.0;
+                let outcome = if step % 11 == 0 {
+                    Outcome::Tie
+                } else if rng.random::<f64>() < p {
+                    Outcome::FirstWins
+                } else {
+                    Outcome::SecondWins
+                };
+                state.record(pair, outcome, &mut rng).unwrap();
+            }
+            let json = serde_json::to_string(&state).unwrap();
+            let restored: BanditState = serde_json::from_str(&json).unwrap();
+            let mut warmed = restored.clone();
+            warmed.warm();
+            let mut rngs = [4, 4, 4].map(BanditRng::seed_from_u64);
+            for _ in 0..200 {
+                let want = state.select(&mut rngs[0]);
+                assert_eq!(restored.select(&mut rngs[1]), want);
+                assert_eq!(warmed.select(&mut rngs[2]), want);
+            }
         }
     }
 }

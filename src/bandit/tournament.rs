@@ -24,6 +24,15 @@
 //!   of about 1.5 M in every later stage. (An earlier note credited this re-batching with 18% less
 //!   regret on MSLR-Navigational, but its two figures were taken at C = 4e6 and C = 4e5; at
 //!   C = 4e6 the regret is 14,315 +- 400 either way, so the effect was not isolated.)
+//!   Re-batching therefore keeps every batch within [0.5 M, 1.5 M] when a stage starts (whenever
+//!   at least 0.5 M arms survive; a test checks it), which the authors' code does not enforce.
+//!   Within a stage, eliminations shrink batches below 0.5 M and a lone arm merged into the next
+//!   batch may take it past 1.5 M; the bound is restored at the next stage.
+//! - Stages once one batch remains (`reset_single_batch`): by default a stage still begins
+//!   whenever the survivors fall to K / 2^stage + 1, even when they already share one batch, so
+//!   t keeps being reset as the field thins. The MergeDTS authors' code begins stages only while
+//!   more than one batch remains; after that t runs on to the end
+//!   ([`Tournament::with_single_batch_reset`] with `false`). MergeRUCB always resets.
 //! - The initial batches are a random partition (the arms shuffled with the policy's RNG, then cut
 //!   into ceil(K / M) batches of even sizes): rankers' indices often follow their age or quality.
 //! - A new arm joins the smallest batch; a retired arm leaves its batch at once.
@@ -59,6 +68,10 @@ pub struct Tournament {
     entered: usize,
     /// Outcomes since the stage began.
     t: u64,
+    /// Whether a stage may still begin (resetting t) once every survivor shares one batch. States
+    /// stored before this choice existed read as `true`, the behaviour they were run with.
+    #[serde(default = "resets_single_batch_before")]
+    reset_single_batch: bool,
     #[serde(skip)]
     cache: Cached<Bounds>,
 }
@@ -73,6 +86,11 @@ struct Bounds {
 }
 
 const NO_BATCH: usize = usize::MAX;
+
+/// What states stored without `reset_single_batch` did: stages kept beginning in one batch.
+fn resets_single_batch_before() -> bool {
+    true
+}
 
 /// Pair threshold of (i, j) with the prior of one win each way.
 fn prior_threshold(view: &View, i: Arm, j: Arm, alpha: f64) -> f64 {
@@ -158,8 +176,26 @@ impl Tournament {
             stage: 1,
             entered: k,
             t: 0,
+            reset_single_batch: true,
             cache: Cached(None),
         }
+    }
+
+    /// Chooses whether stages keep beginning (t reset, survivors re-batched) once every survivor
+    /// shares one batch (`true`, the default of [`Tournament::new`]), or whether t then runs on
+    /// to the end, as in the MergeDTS authors' code (`false`).
+    pub fn with_single_batch_reset(mut self, reset: bool) -> Self {
+        self.reset_single_batch = reset;
+        self
+    }
+
+    pub fn resets_single_batch(&self) -> bool {
+        self.reset_single_batch
+    }
+
+    /// Outcomes (and self-duels) since the current stage began.
+    pub fn t(&self) -> u64 {
+        self.t
     }
 
     pub fn batches(&self) -> &[Vec<Arm>] {
@@ -414,7 +450,8 @@ impl Tournament {
     fn stage_due(&self) -> bool {
         let survivors: usize = self.batches.iter().map(Vec::len).sum();
         let limit = self.entered as f64 / 2f64.powi(self.stage.min(60) as i32) + 1.0;
-        survivors > 1 && self.stage < 64 && survivors as f64 <= limit
+        let more_stages = self.reset_single_batch || self.batches.len() > 1;
+        more_stages && survivors > 1 && self.stage < 64 && survivors as f64 <= limit
     }
 
     /// Starts the next stage: t back to its start and the survivors re-batched.

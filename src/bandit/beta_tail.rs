@@ -1,0 +1,302 @@
+//! Upper tails of Beta(a, b) for a, b >= 1: the tail probability P(X > u), a threshold with a
+//! small tail, and exact draws from the tail X | X > u and the body X | X <= u.
+//!
+//! Used by [`super::thompson_argmax`] to skip arms whose draw cannot be the largest. Everything
+//! here is a deterministic function of (a, b) and u, so a cache rebuilt from a stored state equals
+//! the one it replaces bit for bit.
+//!
+//! The tail probability is the regularized incomplete beta function I_{1-u}(b, a), evaluated by
+//! its continued fraction (modified Lentz) on the side where it converges, with the prefactor
+//! x^a (1 - x)^b / (a B(a, b)) written through Stirling's error terms (as Loader's binomial
+//! densities do), so it keeps its relative precision for counts in the millions instead of
+//! cancelling between ln Gamma values of order 10^7.
+
+use rand::Rng;
+
+use super::beta::sample_beta;
+
+const LN_SQRT_2PI: f64 = 0.918_938_533_204_672_8;
+
+/// ln Gamma(z) for z > 0: Stirling's series from z >= 10, the recurrence below it.
+pub fn ln_gamma(z: f64) -> f64 {
+    let mut shift = 0.0;
+    let mut z = z;
+    while z < 10.0 {
+        shift += z.ln();
+        z += 1.0;
+    }
+    (z - 0.5) * z.ln() - z + LN_SQRT_2PI + stirling_error(z) - shift
+}
+
+/// ln Gamma(z) - ((z - 1/2) ln z - z + ln sqrt(2 pi)) for z > 0.
+fn stirling_error(z: f64) -> f64 {
+    if z < 10.0 {
+        return ln_gamma(z) - ((z - 0.5) * z.ln() - z + LN_SQRT_2PI);
+    }
+    let r = 1.0 / z;
+    let r2 = r * r;
+    r * (1.0 / 12.0 - r2 * (1.0 / 360.0 - r2 * (1.0 / 1260.0 - r2 * (1.0 / 1680.0 - r2 / 1188.0))))
+}
+
+/// ln(x^a (1 - x)^b / B(a, b)), accurate for large a and b.
+fn ln_prefactor(a: f64, b: f64, x: f64) -> f64 {
+    let n = a + b;
+    let (p, q) = (a / n, b / n);
+    // a ln(x / p) + b ln((1 - x) / q), each as ln_1p of a relative deviation.
+    let kl = a * ((x - p) / p).ln_1p() + b * ((q - (1.0 - x)) / -q).ln_1p();
+    kl + 0.5 * (a * b / n).ln() - LN_SQRT_2PI - stirling_error(a) - stirling_error(b)
+        + stirling_error(n)
+}
+
+/// Most continued-fraction terms allowed; it needs about sqrt(max(a, b)) near the mean.
+const MAX_TERMS: usize = 20_000;
+
+/// I_x(a, b) by the continued fraction, valid (fast) when x < (a + 1) / (a + b + 2). `None` if
+/// it did not converge.
+fn incomplete_beta_cf(a: f64, b: f64, x: f64) -> Option<f64> {
+    const TINY: f64 = 1e-300;
+    let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
+    let mut c = 1.0;
+    let mut d = 1.0 - qab * x / qap;
+    if d.abs() < TINY {
+        d = TINY;
+    }
+    d = 1.0 / d;
+    let mut h = d;
+    for m in 1..=MAX_TERMS {
+        let m = m as f64;
+        let m2 = 2.0 * m;
+        let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+        d = 1.0 + aa * d;
+        if d.abs() < TINY {
+            d = TINY;
+        }
+        c = 1.0 + aa / c;
+        if c.abs() < TINY {
+            c = TINY;
+        }
+        d = 1.0 / d;
+        h *= d * c;
+        let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+        d = 1.0 + aa * d;
+        if d.abs() < TINY {
+            d = TINY;
+        }
+        c = 1.0 + aa / c;
+        if c.abs() < TINY {
+            c = TINY;
+        }
+        d = 1.0 / d;
+        let del = d * c;
+        h *= del;
+        if (del - 1.0).abs() < 1e-15 {
+            return Some((ln_prefactor(a, b, x).exp() * h / a).clamp(0.0, 1.0));
+        }
+    }
+    None
+}
+
+/// P(X > u) for X ~ Beta(a, b), a, b >= 1, when u is at or above (a + 1) / (a + b + 2) (about
+/// the mean), where the upper tail is computed directly without cancellation. `None` below that
+/// or when the continued fraction did not converge.
+pub fn upper_tail(a: f64, b: f64, u: f64) -> Option<f64> {
+    if u >= 1.0 {
+        return Some(0.0);
+    }
+    if u < (a + 1.0) / (a + b + 2.0) || u <= 0.0 {
+        return None;
+    }
+    // P(X > u) = I_{1-u}(b, a), and 1 - u < (b + 1) / (a + b + 2): the convergent side.
+    incomplete_beta_cf(b, a, 1.0 - u)
+}
+
+/// A threshold u < 1 with P(Beta(a, b) > u) <= `eps`, and that probability: u starts a normal
+/// quantile above the mean (aiming at eps / 2) and moves away from the mean by half its distance
+/// again until the tail is small enough. `None` when no such threshold was found (the caller then
+/// draws the arm in full).
+pub fn small_tail_threshold(a: f64, b: f64, eps: f64) -> Option<(f64, f64)> {
+    let n = a + b;
+    let mean = a / n;
+    let sd = (a * b / (n * n * (n + 1.0))).sqrt();
+    let z = normal_upper_quantile(0.5 * eps);
+    let ceiling = 1.0 - (1.0 - mean) * 0.5 * eps;
+    let floor = (a + 1.0) / (n + 2.0);
+    let mut u = (mean + z * sd).clamp(floor, ceiling);
+    for _ in 0..64 {
+        let q = upper_tail(a, b, u)?;
+        if q <= eps {
+            return (u < 1.0).then_some((u, q));
+        }
+        u = (mean + 1.5 * (u - mean)).min(0.5 * (u + 1.0));
+    }
+    None
+}
+
+/// z with P(N(0, 1) > z) = p, for small p (Acklam's rational approximation of the tail, relative
+/// error below 1.2e-9; only a starting point here).
+fn normal_upper_quantile(p: f64) -> f64 {
+    const C: [f64; 6] = [
+        -7.784_894_002_430_293e-3,
+        -3.223_964_580_411_365e-1,
+        -2.400_758_277_161_838,
+        -2.549_732_539_343_734,
+        4.374_664_141_464_968,
+        2.938_163_982_698_783,
+    ];
+    const D: [f64; 4] = [
+        7.784_695_709_041_462e-3,
+        3.224_671_290_700_398e-1,
+        2.445_134_137_142_996,
+        3.754_408_661_907_416,
+    ];
+    let p = p.clamp(1e-300, 0.02425);
+    let q = (-2.0 * p.ln()).sqrt();
+    -(((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+        / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+}
+
+/// An exact draw of X ~ Beta(a, b) given X > u (a, b >= 1, 0 < u < 1). The log-density
+/// g(x) = (a - 1) ln x + (b - 1) ln(1 - x) is concave, so its tangent at u bounds it on [u, 1]:
+/// draw from the truncated exponential of that tangent and accept with exp(g(x) - tangent(x)).
+pub fn sample_upper_tail<R: Rng + ?Sized>(a: f64, b: f64, u: f64, rng: &mut R) -> f64 {
+    let g = |x: f64| (a - 1.0) * x.ln() + (b - 1.0) * (-x).ln_1p();
+    let slope = (a - 1.0) / u - (b - 1.0) / (1.0 - u);
+    let width = 1.0 - u;
+    let gu = g(u);
+    loop {
+        let v: f64 = rng.random();
+        let x = if (slope * width).abs() < 1e-12 {
+            u + v * width
+        } else {
+            u + (v * (slope * width).exp_m1()).ln_1p() / slope
+        };
+        if x <= u || x >= 1.0 {
+            continue;
+        }
+        let accept = (g(x) - gu - slope * (x - u)).exp();
+        if rng.random::<f64>() < accept {
+            return x;
+        }
+    }
+}
+
+/// An exact draw of X ~ Beta(a, b) given X <= u: draws of X until one is at most u (the caller
+/// keeps P(X > u) small, so this almost always takes one draw).
+pub fn sample_body<R: Rng + ?Sized>(a: f64, b: f64, u: f64, rng: &mut R) -> f64 {
+    loop {
+        let x = sample_beta(a, b, rng);
+        if x <= u {
+            return x;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bandit::BanditRng;
+    use rand::SeedableRng;
+
+    #[test]
+    fn ln_gamma_matches_factorials_and_half_integers() {
+        let mut factorial = 1.0f64;
+        for n in 1..30u32 {
+            let got = ln_gamma(n as f64);
+            assert!(
+                (got - factorial.ln()).abs() < 1e-13 * factorial.ln().max(1.0),
+                "{n}"
+            );
+            factorial *= n as f64;
+        }
+        // Gamma(1/2) = sqrt(pi), Gamma(7/2) = 15 sqrt(pi) / 8.
+        let ln_sqrt_pi = 0.5 * std::f64::consts::PI.ln();
+        assert!((ln_gamma(0.5) - ln_sqrt_pi).abs() < 1e-14);
+        assert!((ln_gamma(3.5) - (15.0f64 / 8.0).ln() - ln_sqrt_pi).abs() < 1e-14);
+    }
+
+    #[test]
+    fn upper_tail_matches_binomial_sums_for_integer_parameters() {
+        // For integers, P(Beta(a, b) > u) = P(Binomial(a + b - 1, u) <= a - 1), summed exactly.
+        for (a, b) in [(1u64, 1u64), (2, 5), (10, 3), (40, 60), (300, 200), (1, 50)] {
+            for u in [0.6, 0.75, 0.9, 0.97] {
+                if u < (a + 1) as f64 / (a + b + 2) as f64 {
+                    continue;
+                }
+                let n = a + b - 1;
+                let mut sum = 0.0;
+                for k in 0..a {
+                    let ln_c = ln_gamma((n + 1) as f64)
+                        - ln_gamma((k + 1) as f64)
+                        - ln_gamma((n - k + 1) as f64);
+                    sum += (ln_c + k as f64 * u.ln() + (n - k) as f64 * (1.0 - u).ln()).exp();
+                }
+                let got = upper_tail(a as f64, b as f64, u).unwrap();
+                assert!(
+                    (got - sum).abs() <= 1e-11 * sum.max(1e-300),
+                    "a={a} b={b} u={u}: {got} vs {sum}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn upper_tail_is_symmetric_with_the_lower_tail_at_large_counts() {
+        // P(Beta(a, a) > 1/2 + d) = P(Beta(a, a) < 1/2 - d); at a = 1e6, d = 3 sd the tail is
+        // Phi(-3) = 0.00135 (normal limit, skewness 0).
+        let a: f64 = 1e6;
+        let sd = (a * a / (4.0 * a * a * (2.0 * a + 1.0))).sqrt();
+        let q = upper_tail(a, a, 0.5 + 3.0 * sd).unwrap();
+        assert!((q - 0.001_349_9).abs() < 2e-6, "{q}");
+    }
+
+    #[test]
+    fn thresholds_have_small_tails() {
+        for (a, b) in [
+            (1.0, 1.0),
+            (1.5, 7.0),
+            (30.0, 2.0),
+            (5e4, 4.9e4),
+            (2.5, 2e5),
+        ] {
+            let (u, q) =
+                small_tail_threshold(a, b, 1.0 / 256.0).unwrap_or_else(|| panic!("a={a} b={b}"));
+            assert!(q > 1e-6 && q <= 1.0 / 256.0, "a={a} b={b}: u={u} q={q}");
+            assert_eq!(upper_tail(a, b, u), Some(q));
+        }
+    }
+
+    #[test]
+    fn tail_and_body_draws_follow_the_conditional_distributions() {
+        // Beta(3, 9) given X > u = 0.5: P(X > 0.7 | X > 0.5) = tail(0.7) / tail(0.5). 40,000
+        // draws give a frequency with standard error at most sqrt(0.25 / 40000) = 0.0025; 5
+        // sigma is 0.0125. Likewise for the body given X <= 0.5, at 0.2.
+        let mut rng = BanditRng::seed_from_u64(5);
+        let (a, b, u) = (3.0, 9.0, 0.5);
+        let tail_u = upper_tail(a, b, u).unwrap();
+        let draws = 40_000;
+        let above = (0..draws)
+            .filter(|_| sample_upper_tail(a, b, u, &mut rng) > 0.7)
+            .count() as f64;
+        let want = upper_tail(a, b, 0.7).unwrap() / tail_u;
+        assert!(
+            (above / draws as f64 - want).abs() < 0.0125,
+            "{above} {want}"
+        );
+        // P(X > 0.2 | X <= 0.5) = (P(X > 0.2) - P(X > 0.5)) / (1 - P(X > 0.5)); P(X > 0.2) is
+        // below the mean side, so by the binomial identity: P(Bin(11, 0.2) <= 2).
+        let p_above_02: f64 = (0..3u32)
+            .map(|k| {
+                let c = [1.0, 11.0, 55.0][k as usize];
+                c * 0.2f64.powi(k as i32) * 0.8f64.powi(11 - k as i32)
+            })
+            .sum();
+        let want = (p_above_02 - tail_u) / (1.0 - tail_u);
+        let above = (0..draws)
+            .filter(|_| sample_body(a, b, u, &mut rng) > 0.2)
+            .count() as f64;
+        assert!(
+            (above / draws as f64 - want).abs() < 0.0125,
+            "{above} {want}"
+        );
+    }
+}
