@@ -37,10 +37,9 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::cached::Cached;
 use super::multi::{self, ANY_NUMBER, SetError, SetUpdate};
 use super::spec::{PolicyParams, check_range};
-use super::ucb_candidates::{WorstThresholds, capped, set_pair, worst_thresholds};
+use super::ucb_candidates::{UcbBounds, capped, set_pair};
 use super::{Arm, BanditRng, Pair, Policy, View, Win};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -70,12 +69,9 @@ impl PolicyParams for MdbParams {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Mdb {
-    alpha: f64,
+    #[serde(flatten)]
+    bounds: UcbBounds,
     beta: f64,
-    /// Feedback steps heard so far.
-    t: u64,
-    #[serde(skip)]
-    cache: Cached<WorstThresholds>,
 }
 
 /// The two sets of one query: E (tighter bounds) and F minus E (looser bounds only).
@@ -87,16 +83,14 @@ struct Sets {
 impl Mdb {
     pub fn new(params: MdbParams, _k: usize, _rng: &mut BanditRng) -> Self {
         Mdb {
-            alpha: params.alpha,
+            bounds: UcbBounds::new(params.alpha),
             beta: params.beta,
-            t: 0,
-            cache: Cached(None),
         }
     }
 
     /// ln t for the next step.
     pub fn log_term(&self) -> f64 {
-        ((self.t + 1) as f64).ln()
+        self.bounds.log_term()
     }
 
     /// u_ij(alpha c) < 1/2 exactly when ln t < threshold(alpha) / c, so one threshold per arm
@@ -107,7 +101,7 @@ impl Mdb {
             tight: Vec::new(),
             loose_only: Vec::new(),
         };
-        for (i, worst) in worst_thresholds(view, self.alpha, &self.cache) {
+        for (i, worst) in self.bounds.worst_thresholds(view) {
             if log_term >= worst {
                 sets.tight.push(i);
             } else if self.beta * log_term >= worst {
@@ -149,22 +143,19 @@ impl Policy for Mdb {
     }
 
     fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, _rng: &mut R) {
-        self.t += 1;
-        let arms = [win.winner, win.loser];
-        WorstThresholds::refresh(&mut self.cache, view, self.alpha, &arms, 1);
+        self.bounds.heard(view, &[win.winner, win.loser], 1);
     }
 
     fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, _rng: &mut R) {
-        self.t += 1;
-        WorstThresholds::refresh(&mut self.cache, view, self.alpha, &[a, b], 1);
+        self.bounds.heard(view, &[a, b], 1);
     }
 
     fn self_duel<R: Rng + ?Sized>(&mut self, _view: &View, _arm: Arm, _rng: &mut R) {
-        self.t += 1;
+        self.bounds.self_duel();
     }
 
     fn warm(&mut self, view: &View) {
-        self.cache = Cached(Some(WorstThresholds::build(view, self.alpha)));
+        self.bounds.rebuild(view);
     }
 
     fn arm_added(&mut self, view: &View, _arm: Arm) {
@@ -197,9 +188,8 @@ impl Policy for Mdb {
     }
 
     fn update_set<R: Rng + ?Sized>(&mut self, view: &View, heard: &SetUpdate, _rng: &mut R) {
-        self.t += 1;
-        let results = heard.results.len() as u64;
-        WorstThresholds::refresh(&mut self.cache, view, self.alpha, &heard.arms, results);
+        self.bounds
+            .heard(view, &heard.arms, heard.results.len() as u64);
     }
 }
 
@@ -237,7 +227,7 @@ mod tests {
             ties: TieRule::Ignore,
         };
         let mut p = Mdb::new(MdbParams::default(), 4, &mut rng);
-        p.t = 199; // ln 200 = 5.3; u_10 = 48/218 + sqrt(0.51 * 5.3 / 218) = 0.33 < 1/2.
+        p.bounds.t = 199; // ln 200 = 5.3; u_10 = 48/218 + sqrt(0.51 * 5.3 / 218) = 0.33 < 1/2.
         assert_eq!(p.tight_set(&view), vec![0]);
         assert_eq!(p.select_set(&view, 4, &mut rng).unwrap(), vec![0]);
         assert_eq!(p.select(&view, &mut rng), Pair::new(0, 0));
@@ -254,7 +244,7 @@ mod tests {
             ties: TieRule::Ignore,
         };
         let mut p = Mdb::new(MdbParams::default(), 4, &mut rng);
-        p.t = 99;
+        p.bounds.t = 99;
         // Arms 0 and 1 are unbeaten; 2 and 3 lose 5 / 100 to both (u = 0.05 + 0.15 < 1/2 even
         // at beta = 1.5: 0.05 + 0.19).
         assert_eq!(p.tight_set(&view), vec![0, 1]);
@@ -262,7 +252,7 @@ mod tests {
         assert_eq!(p.select_set(&view, 8, &mut rng).unwrap(), vec![0, 1]);
         assert_eq!(p.belief(&view), None);
         // A very loose bound (beta = 100: u_20 = 0.05 + sqrt(51 * 4.6 / 100) > 1) adds them.
-        let loose = Mdb::new(
+        let mut loose = Mdb::new(
             MdbParams {
                 alpha: 0.51,
                 beta: 100.0,
@@ -270,7 +260,7 @@ mod tests {
             4,
             &mut rng,
         );
-        let loose = Mdb { t: 99, ..loose };
+        loose.bounds.t = 99;
         assert_eq!(loose.loose_set(&view), vec![0, 1, 2, 3]);
         // Capped at 3: both tight arms always, one of the others.
         for _ in 0..50 {

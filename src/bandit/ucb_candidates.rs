@@ -64,11 +64,56 @@ impl PolicyParams for UcbCandidatesParams {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UcbCandidates {
-    alpha: f64,
+    #[serde(flatten)]
+    bounds: UcbBounds,
+}
+
+/// What `ucb_candidates` and [`super::mdb`] keep between queries and how they learn: the
+/// exploration parameter, the feedback steps heard (t - 1) and each arm's cached worst threshold.
+/// The two differ only in the arms they choose from the thresholds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UcbBounds {
+    pub alpha: f64,
     /// Feedback steps heard so far.
-    t: u64,
+    pub t: u64,
     #[serde(skip)]
     cache: Cached<WorstThresholds>,
+}
+
+impl UcbBounds {
+    pub fn new(alpha: f64) -> Self {
+        UcbBounds {
+            alpha,
+            t: 0,
+            cache: Cached(None),
+        }
+    }
+
+    /// ln t for the next step.
+    pub fn log_term(&self) -> f64 {
+        ((self.t + 1) as f64).ln()
+    }
+
+    /// Every active arm with its worst threshold.
+    pub fn worst_thresholds(&self, view: &View) -> Vec<(Arm, f64)> {
+        worst_thresholds(view, self.alpha, &self.cache)
+    }
+
+    /// One feedback step: `results` new results between `arms` reached the win matrix.
+    pub fn heard(&mut self, view: &View, arms: &[Arm], results: u64) {
+        self.t += 1;
+        WorstThresholds::refresh(&mut self.cache, view, self.alpha, arms, results);
+    }
+
+    /// A self-duel: a step with no evidence.
+    pub fn self_duel(&mut self) {
+        self.t += 1;
+    }
+
+    /// Recomputes every arm's threshold (after loading, or when arms come and go).
+    pub fn rebuild(&mut self, view: &View) {
+        self.cache = Cached(Some(WorstThresholds::build(view, self.alpha)));
+    }
 }
 
 /// The worst pair threshold of `i` against the other active arms (see
@@ -181,21 +226,20 @@ pub fn set_pair(set: &[Arm]) -> Pair {
 impl UcbCandidates {
     pub fn new(params: UcbCandidatesParams, _k: usize, _rng: &mut BanditRng) -> Self {
         UcbCandidates {
-            alpha: params.alpha,
-            t: 0,
-            cache: Cached(None),
+            bounds: UcbBounds::new(params.alpha),
         }
     }
 
     /// ln t for the next step.
     pub fn log_term(&self) -> f64 {
-        ((self.t + 1) as f64).ln()
+        self.bounds.log_term()
     }
 
     /// The active arms the upper confidence bounds do not beat, in index order.
     pub fn candidates(&self, view: &View) -> Vec<Arm> {
         let log_term = self.log_term();
-        worst_thresholds(view, self.alpha, &self.cache)
+        self.bounds
+            .worst_thresholds(view)
             .into_iter()
             .filter(|&(_, worst)| log_term >= worst)
             .map(|(i, _)| i)
@@ -217,22 +261,19 @@ impl Policy for UcbCandidates {
     }
 
     fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, _rng: &mut R) {
-        self.t += 1;
-        let arms = [win.winner, win.loser];
-        WorstThresholds::refresh(&mut self.cache, view, self.alpha, &arms, 1);
+        self.bounds.heard(view, &[win.winner, win.loser], 1);
     }
 
     fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, _rng: &mut R) {
-        self.t += 1;
-        WorstThresholds::refresh(&mut self.cache, view, self.alpha, &[a, b], 1);
+        self.bounds.heard(view, &[a, b], 1);
     }
 
     fn self_duel<R: Rng + ?Sized>(&mut self, _view: &View, _arm: Arm, _rng: &mut R) {
-        self.t += 1;
+        self.bounds.self_duel();
     }
 
     fn warm(&mut self, view: &View) {
-        self.cache = Cached(Some(WorstThresholds::build(view, self.alpha)));
+        self.bounds.rebuild(view);
     }
 
     fn arm_added(&mut self, view: &View, _arm: Arm) {
@@ -265,9 +306,8 @@ impl Policy for UcbCandidates {
     }
 
     fn update_set<R: Rng + ?Sized>(&mut self, view: &View, heard: &SetUpdate, _rng: &mut R) {
-        self.t += 1;
-        let results = heard.results.len() as u64;
-        WorstThresholds::refresh(&mut self.cache, view, self.alpha, &heard.arms, results);
+        self.bounds
+            .heard(view, &heard.arms, heard.results.len() as u64);
     }
 }
 
@@ -319,7 +359,7 @@ mod tests {
             ties: TieRule::Ignore,
         };
         let mut p = UcbCandidates::new(UcbCandidatesParams::default(), 4, &mut rng);
-        p.t = 99; // ln 100 = 4.6: u_10 = 0 + sqrt(0.51 * 4.6 / 100) = 0.15 < 1/2.
+        p.bounds.t = 99; // ln 100 = 4.6: u_10 = 0 + sqrt(0.51 * 4.6 / 100) = 0.15 < 1/2.
         assert_eq!(p.candidates(&view), vec![0, 3]);
         for _ in 0..100 {
             assert_eq!(p.select_set(&view, 8, &mut rng).unwrap(), vec![0, 3]);
@@ -360,8 +400,13 @@ mod tests {
                 let AnyPolicy::UcbCandidates(p) = &state.policy else {
                     unreachable!()
                 };
-                let cache = p.cache.0.as_ref().expect("built by the first update");
-                let fresh = WorstThresholds::build(&view, p.alpha);
+                let cache = p
+                    .bounds
+                    .cache
+                    .0
+                    .as_ref()
+                    .expect("built by the first update");
+                let fresh = WorstThresholds::build(&view, p.bounds.alpha);
                 assert_eq!(cache.synced, fresh.synced, "{ties:?} step {step}");
                 assert_eq!(cache.worst, fresh.worst, "{ties:?} step {step}");
             }
