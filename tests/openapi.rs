@@ -345,6 +345,71 @@ async fn every_operation_matches_the_spec() {
         Some(json!({"interleaving_token": il["interleaving_token"], "clicks": ["unshown"]})),
     )
     .await;
+    // A multi-ranker experiment: duel, multileave, clicks, and an outcome by credits.
+    let (_, multi) = c
+        .call(
+            Method::POST,
+            "/v1/experiments",
+            "/v1/experiments",
+            Some(
+                json!({"name": "multi", "rankers": ["m1", "m2", "m3", "m4", "m5"],
+                        "policy": {"name": "mdb"}, "rankers_per_query": 4, "seed": 2}),
+            ),
+        )
+        .await;
+    let multi_duels = format!("/v1/experiments/{}/duels", multi["id"]);
+    let (_, md) = c
+        .call(
+            Method::POST,
+            "/v1/experiments/{id}/duels",
+            &multi_duels,
+            None,
+        )
+        .await;
+    let mut lists = serde_json::Map::new();
+    for (i, name) in md["rankers"].as_array().unwrap().iter().enumerate() {
+        lists.insert(
+            name.as_str().unwrap().to_string(),
+            json!([format!("x{i}"), "shared"]),
+        );
+    }
+    let (_, mil) = c
+        .call(
+            Method::POST,
+            "/v1/interleavings",
+            "/v1/interleavings",
+            Some(json!({"duel_token": md["duel_token"], "lists": lists})),
+        )
+        .await;
+    c.call(
+        Method::POST,
+        "/v1/clicks",
+        "/v1/clicks",
+        Some(json!({"interleaving_token": mil["interleaving_token"], "click_positions": [0]})),
+    )
+    .await;
+    let (_, md2) = c
+        .call(
+            Method::POST,
+            "/v1/experiments/{id}/duels",
+            &multi_duels,
+            None,
+        )
+        .await;
+    let credits: serde_json::Map<String, Value> = md2["rankers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str().unwrap().to_string(), json!(i)))
+        .collect();
+    c.call(
+        Method::POST,
+        "/v1/outcomes",
+        "/v1/outcomes",
+        Some(json!({"duel_token": md2["duel_token"], "credits": credits})),
+    )
+    .await;
     c.call(
         Method::GET,
         "/v1/experiments/{id}/matrix",
@@ -463,7 +528,7 @@ fn the_validator_catches_mismatches() {
     let good = json!({"duel_id": "x", "experiment_id": 1, "winner": "a", "status": "recorded"});
     assert!(validate(&doc, &schema, &good, "body").is_ok());
     let mut missing = good.clone();
-    missing.as_object_mut().unwrap().remove("winner");
+    missing.as_object_mut().unwrap().remove("status");
     assert!(validate(&doc, &schema, &missing, "body").is_err());
     let mut extra = good.clone();
     extra["surprise"] = json!(1);

@@ -173,6 +173,11 @@ impl BanditState {
 
     /// The arms one query compares: 1 to `m` distinct active arms (read-only). Refused when the
     /// policy takes fewer than `m` arms per query (the error names its limit) or `m < 2`.
+    /// The most rankers per query the policy compares (2 for a pairwise policy).
+    pub fn max_rankers_per_query(&self) -> usize {
+        self.policy.max_rankers_per_query()
+    }
+
     pub fn select_set<R: Rng + ?Sized>(&self, m: usize, rng: &mut R) -> Result<Vec<Arm>, SetError> {
         multi::check_size(m, self.policy.max_rankers_per_query())?;
         self.policy.select_set(&self.view(), m, rng)

@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use crate::bandit::BanditRng;
 
 use super::offload;
-use super::token::DuelClaims;
+use super::token::{DuelClaims, DuelRankers};
 use super::{Engine, EngineError, Status, now_ms};
 
 thread_local! {
@@ -21,15 +21,17 @@ pub struct IssuedDuel {
     /// `None` for a concluded experiment: there is nothing to report back.
     pub token: Option<String>,
     pub duel_id: Option<String>,
-    pub rankers: [String; 2],
+    /// A pairwise experiment's duel names two rankers (the same one twice for a self-duel); a
+    /// multi-ranker experiment's query names 1 to `rankers_per_query` distinct ones.
+    pub rankers: Vec<String>,
     pub expires_at_ms: Option<i64>,
     pub concluded: bool,
 }
 
 impl Engine {
     /// Chooses the next duel of a running experiment. A paused experiment refuses; a concluded
-    /// one answers its champion on both sides without a token, so a backend can keep serving
-    /// the winner with no special case.
+    /// one answers its champion without a token (on both sides of a pairwise duel, alone for a
+    /// multi-ranker experiment), so a backend can keep serving the winner with no special case.
     pub async fn issue_duel(&self, id: i64) -> Result<IssuedDuel, EngineError> {
         let snap = self.snapshot(id).await?;
         match snap.status {
@@ -50,10 +52,15 @@ impl Engine {
                 .await
                 .expect("an experiment keeps at least two active rankers");
                 let name = snap.names[champion].clone();
+                let rankers = if snap.rankers_per_query > 2 {
+                    vec![name]
+                } else {
+                    vec![name.clone(), name]
+                };
                 return Ok(IssuedDuel {
                     token: None,
                     duel_id: None,
-                    rankers: [name.clone(), name],
+                    rankers,
                     expires_at_ms: None,
                     concluded: true,
                 });
@@ -62,18 +69,30 @@ impl Engine {
         }
         let issued = now_ms();
         let s = snap.clone();
-        let (pair, random) = offload::cpu(snap.names.len(), move || {
+        let (rankers, random) = offload::cpu(snap.names.len(), move || {
             RNG.with(|rng| {
                 let mut rng = rng.borrow_mut();
-                (s.state.select(&mut *rng), rng.random::<[u8; 16]>())
+                let rankers = if s.rankers_per_query > 2 {
+                    let set = s
+                        .state
+                        .select_set(s.rankers_per_query, &mut *rng)
+                        .map_err(|e| EngineError::Internal(e.to_string()))?;
+                    DuelRankers::Set(set.into_iter().map(|a| a as u32).collect())
+                } else {
+                    let pair = s.state.select(&mut *rng);
+                    DuelRankers::Pair {
+                        first: pair.first as u32,
+                        second: pair.second as u32,
+                    }
+                };
+                Ok::<_, EngineError>((rankers, rng.random::<[u8; 16]>()))
             })
         })
-        .await;
+        .await?;
         let nonce = DuelClaims::uuid_v7_nonce(issued, random);
         let claims = DuelClaims {
             experiment_id: id,
-            first: pair.first as u32,
-            second: pair.second as u32,
+            rankers,
             issued_at_ms: issued,
             expires_at_ms: issued + snap.attribution_window_secs * 1000,
             state_version: snap.version,
@@ -84,10 +103,11 @@ impl Engine {
         Ok(IssuedDuel {
             token: Some(self.signer.sign(&claims)),
             duel_id: Some(claims.duel_id()),
-            rankers: [
-                snap.names[pair.first].clone(),
-                snap.names[pair.second].clone(),
-            ],
+            rankers: claims
+                .ranker_indices()
+                .into_iter()
+                .map(|r| snap.names[r as usize].clone())
+                .collect(),
             expires_at_ms: Some(claims.expires_at_ms),
             concluded: false,
         })

@@ -19,6 +19,9 @@ pub const MAX_NAME_LEN: usize = 200;
 /// Seeds are stored as a Postgres BIGINT, so the documented range is 0..=2^63-1; larger ones are
 /// refused rather than coming back changed.
 pub const MAX_SEED: u64 = i64::MAX as u64;
+/// Most rankers one query may compare: a multileaved list of 64 rankers already yields 2,016
+/// pairwise preferences per query.
+pub const MAX_RANKERS_PER_QUERY: usize = 64;
 /// One hour: long enough for a user's session of clicks to come back.
 pub const DEFAULT_ATTRIBUTION_WINDOW_SECS: i64 = 3600;
 /// Thirty days.
@@ -37,9 +40,14 @@ pub struct CreateExperiment {
     pub seed: Option<u64>,
     #[serde(default)]
     pub tie_rule: Option<TieRule>,
-    /// How duels of this experiment are interleaved (Team-Draft by default).
+    /// How duels of this experiment are interleaved (Team-Draft by default; Team-Draft
+    /// Multileave when queries compare more than two rankers).
     #[serde(default)]
     pub interleaving: Option<InterleavingSpec>,
+    /// How many rankers each query compares: 2 (a duel, the default) up to
+    /// [`MAX_RANKERS_PER_QUERY`] (a multileaved list; needs a policy and a method that take it).
+    #[serde(default)]
+    pub rankers_per_query: Option<usize>,
 }
 
 fn check_name(what: &str, name: &str) -> Result<(), EngineError> {
@@ -117,10 +125,20 @@ impl Engine {
                 ),
             ));
         }
+        let rankers_per_query = req.rankers_per_query.unwrap_or(2);
+        if !(2..=MAX_RANKERS_PER_QUERY).contains(&rankers_per_query) {
+            return Err(EngineError::invalid(
+                "invalid_rankers_per_query",
+                format!(
+                    "rankers_per_query must be in 2..={MAX_RANKERS_PER_QUERY}, got {rankers_per_query}"
+                ),
+            ));
+        }
         let interleaving = match &req.interleaving {
             Some(spec) => InterleavingConfig::from_spec(spec)?,
-            None => InterleavingConfig::default(),
+            None => InterleavingConfig::default_for(rankers_per_query),
         };
+        interleaving.check_rankers(rankers_per_query)?;
         if let Some(seed) = req.seed.filter(|&s| s > MAX_SEED) {
             return Err(EngineError::invalid(
                 "invalid_seed",
@@ -132,6 +150,18 @@ impl Engine {
         let mut rng = BanditRng::seed_from_u64(seed);
         let state = BanditState::new(&req.policy, k, tie_rule, &mut rng)
             .map_err(|e| EngineError::invalid("invalid_policy", e.to_string()))?;
+        if rankers_per_query > state.max_rankers_per_query() {
+            return Err(EngineError::invalid(
+                "invalid_rankers_per_query",
+                format!(
+                    "policy `{}` compares at most {} rankers per query, and rankers_per_query is \
+                     {rankers_per_query}; multi-ranker policies: mdb, ucb_candidates, \
+                     self_sparring, merge_dts",
+                    req.policy.name,
+                    state.max_rankers_per_query()
+                ),
+            ));
+        }
         let id = experiments::insert(
             &self.pool,
             experiments::NewExperiment {
@@ -140,6 +170,7 @@ impl Engine {
                 policy: serde_json::to_value(&req.policy).expect("spec serialises"),
                 tie_rule: tie_rule_str(tie_rule),
                 interleaving: interleaving.to_json(),
+                rankers_per_query: rankers_per_query as i32,
                 attribution_window_secs: window,
                 seed: seed as i64,
                 policy_state: PersistedPolicy::to_json(&state),

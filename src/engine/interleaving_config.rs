@@ -7,6 +7,9 @@
 //! "max_length": 10}`. `options` and `max_length` may be left out; the defaults are the method's
 //! own and 10 documents, the length of a result page in the literature.
 //!
+//! Pairwise experiments (`rankers_per_query` 2) use a two-list method; multi-ranker experiments
+//! a multileaving method that takes that many lists ([`InterleavingConfig::check_rankers`]).
+//!
 //! Stored settings are read with today's meaning of each option. Team-Draft's `exhausted: stop`
 //! (the default, so every stored Team-Draft experiment spells it out) once ended the draft in the
 //! middle of a round, which favoured the ranker that exhausted its list first; it now ends after
@@ -20,6 +23,9 @@ use serde_json::{Map, Value};
 use crate::interleave::{MAX_OPTIMIZED_LEN, Method};
 
 use super::EngineError;
+
+/// The multileaving methods, as error messages list them.
+const MULTILEAVE_METHODS: &str = "team_draft_multileave, probabilistic_multileave";
 
 /// Documents shown when the experiment does not say.
 pub const DEFAULT_MAX_LENGTH: usize = 10;
@@ -59,6 +65,8 @@ fn known_options(method: &str) -> Option<&'static [&'static str]> {
         "team_draft" => &["shared_prefix", "exhausted"],
         "probabilistic" => &["tau"],
         "balanced" | "optimized" => &[],
+        "team_draft_multileave" => &[],
+        "probabilistic_multileave" => &["tau"],
         _ => return None,
     })
 }
@@ -68,21 +76,53 @@ fn invalid(message: String) -> EngineError {
 }
 
 impl InterleavingConfig {
-    /// Checks a posted spec. Duels compare two rankers, so multileaving (for more than two) is
-    /// refused here; it is available in the library and the simulator.
+    /// The default for an experiment comparing `rankers_per_query` rankers per query:
+    /// Team-Draft for a duel, Team-Draft Multileave for more.
+    pub fn default_for(rankers_per_query: usize) -> Self {
+        if rankers_per_query > 2 {
+            InterleavingConfig {
+                method: Method::TeamDraftMultileave,
+                max_length: DEFAULT_MAX_LENGTH,
+            }
+        } else {
+            Self::default()
+        }
+    }
+
+    /// Checks that the method fits an experiment comparing `m` rankers per query: a two-list
+    /// method for a duel, a multileaving method taking m lists for more.
+    pub fn check_rankers(&self, m: usize) -> Result<(), EngineError> {
+        let name = self.method.name();
+        if m == 2 && self.method.is_multileave() {
+            return Err(invalid(format!(
+                "{name} compares more than two rankers, and this experiment's queries compare \
+                 two (rankers_per_query 2): use team_draft, balanced, probabilistic or \
+                 optimized, or set rankers_per_query above 2"
+            )));
+        }
+        if m > 2 && !self.method.is_multileave() {
+            return Err(invalid(format!(
+                "{name} interleaves exactly two lists, and this experiment's queries compare up \
+                 to {m} rankers: use a multileaving method ({MULTILEAVE_METHODS})"
+            )));
+        }
+        if m > self.method.max_rankers() {
+            return Err(invalid(format!(
+                "{name} compares at most {} rankers per query; rankers_per_query is {m}",
+                self.method.max_rankers()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Checks a posted spec (whether it fits the experiment's rankers per query is
+    /// [`Self::check_rankers`]).
     pub fn from_spec(spec: &InterleavingSpec) -> Result<Self, EngineError> {
         let name = spec.method.as_str();
-        if name == "team_draft_multileave" {
-            return Err(invalid(
-                "team_draft_multileave compares more than two rankers; a duel has two: use \
-                 team_draft, balanced, probabilistic or optimized"
-                    .into(),
-            ));
-        }
         let known = known_options(name).ok_or_else(|| {
             invalid(format!(
                 "unknown interleaving method `{name}`; expected team_draft, balanced, \
-                 probabilistic or optimized"
+                 probabilistic or optimized (two rankers), or {MULTILEAVE_METHODS} (more)"
             ))
         })?;
         if let Some(key) = spec.options.keys().find(|k| !known.contains(&k.as_str())) {
@@ -99,7 +139,7 @@ impl InterleavingConfig {
         tagged.insert("method".into(), Value::String(name.into()));
         let method: Method = serde_json::from_value(Value::Object(tagged))
             .map_err(|e| invalid(format!("bad {name} options: {e}")))?;
-        if let Method::Probabilistic { tau } = method {
+        if let Method::Probabilistic { tau } | Method::ProbabilisticMultileave { tau } = method {
             if !tau.is_finite() || !(0.0..=100.0).contains(&tau) {
                 return Err(invalid(format!("tau must be in [0, 100], got {tau}")));
             }
@@ -161,6 +201,8 @@ mod tests {
             json!({"method": "balanced", "max_length": 20}),
             json!({"method": "probabilistic", "options": {"tau": 2.5}}),
             json!({"method": "optimized", "max_length": 12}),
+            json!({"method": "team_draft_multileave"}),
+            json!({"method": "probabilistic_multileave", "options": {"tau": 2}}),
         ] {
             let config = parse(v.clone()).unwrap_or_else(|e| panic!("{v}: {e}"));
             assert_eq!(
@@ -180,7 +222,6 @@ mod tests {
                 json!({"method": "coin_flip"}),
                 "unknown interleaving method",
             ),
-            (json!({"method": "team_draft_multileave"}), "more than two"),
             (
                 json!({"method": "balanced", "options": {"tau": 1}}),
                 "no option `tau`",
@@ -195,9 +236,43 @@ mod tests {
             ),
             (json!({"method": "optimized", "max_length": 13}), "1..=12"),
             (json!({"method": "team_draft", "max_length": 0}), "1..=100"),
+            (
+                json!({"method": "probabilistic_multileave", "options": {"tau": 101}}),
+                "tau must be in [0, 100]",
+            ),
         ] {
             let err = parse(v.clone()).expect_err(&v.to_string()).to_string();
             assert!(err.contains(needle), "{v}: {err}");
         }
+    }
+
+    #[test]
+    fn methods_must_fit_the_rankers_per_query() {
+        let check = |v: Value, m: usize| parse(v).unwrap().check_rankers(m);
+        assert!(check(json!({"method": "team_draft"}), 2).is_ok());
+        assert!(check(json!({"method": "team_draft_multileave"}), 16).is_ok());
+        assert!(check(json!({"method": "probabilistic_multileave"}), 8).is_ok());
+        for (v, m, needle) in [
+            (
+                json!({"method": "team_draft_multileave"}),
+                2,
+                "more than two",
+            ),
+            (json!({"method": "probabilistic"}), 4, "exactly two lists"),
+            (
+                json!({"method": "probabilistic_multileave"}),
+                9,
+                "at most 8",
+            ),
+        ] {
+            let err = check(v.clone(), m).expect_err(&v.to_string()).to_string();
+            assert!(err.contains(needle), "{v} at m = {m}: {err}");
+        }
+        assert!(InterleavingConfig::default_for(2).check_rankers(2).is_ok());
+        assert!(
+            InterleavingConfig::default_for(30)
+                .check_rankers(30)
+                .is_ok()
+        );
     }
 }

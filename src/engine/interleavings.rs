@@ -12,8 +12,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use super::outcomes::{OutcomeRecord, count_rejection, pending};
-use super::token::{DuelClaims, InterleavingClaims};
+use super::outcomes::{Answer, OutcomeRecord, count_rejection, pending, pending_set};
+use super::set_result::SetResult;
+use super::token::{DuelClaims, DuelRankers, InterleavingClaims};
 use super::{Engine, EngineError, Snapshot};
 use crate::bandit::BanditRng;
 use crate::interleave::{Interleaving, Outcome, Team, interleave};
@@ -30,7 +31,8 @@ pub const MAX_CLICKS: usize = 1000;
 #[serde(deny_unknown_fields)]
 pub struct InterleaveInput {
     pub duel_token: String,
-    /// Ranker name -> document ids; exactly the duel's rankers.
+    /// Ranker name -> document ids; exactly the duel's rankers (two, or as many as a
+    /// multi-ranker query compares).
     pub lists: HashMap<String, Vec<String>>,
 }
 
@@ -63,7 +65,8 @@ pub struct ClicksInput {
     pub click_positions: Option<Vec<usize>>,
 }
 
-/// The recorded outcome of the clicks, with each ranker's credit under the method.
+/// The recorded outcome of the clicks, with each ranker's credit under the method (and, for a
+/// multi-ranker query, the result of every pair in `outcome`).
 #[derive(Debug, Clone, Serialize)]
 pub struct ClickRecord {
     #[serde(flatten)]
@@ -113,7 +116,7 @@ fn check_list(ranker: &str, list: &[String]) -> Result<(), EngineError> {
 }
 
 impl Engine {
-    /// Interleaves the duel's two lists with the experiment's method.
+    /// Interleaves the duel's lists with the experiment's method.
     pub async fn interleave_duel(
         &self,
         input: InterleaveInput,
@@ -123,20 +126,23 @@ impl Engine {
             .verify(&input.duel_token)
             .ok_or(EngineError::InvalidToken)?;
         let snap = self.duel_snapshot(&duel).await?;
-        let names = [
-            snap.names[duel.first as usize].as_str(),
-            snap.names[duel.second as usize].as_str(),
-        ];
-        let expected = if names[0] == names[1] { 1 } else { 2 };
-        if input.lists.len() != expected || names.iter().any(|n| !input.lists.contains_key(*n)) {
+        let names: Vec<&str> = duel
+            .ranker_indices()
+            .iter()
+            .map(|&r| snap.names[r as usize].as_str())
+            .collect();
+        let mut distinct = names.clone();
+        distinct.dedup();
+        if input.lists.len() != distinct.len()
+            || names.iter().any(|n| !input.lists.contains_key(*n))
+        {
             let mut got: Vec<&str> = input.lists.keys().map(String::as_str).collect();
             got.sort_unstable();
             return Err(EngineError::invalid(
                 "lists_mismatch",
                 format!(
-                    "`lists` must hold exactly this duel's rankers ({} and {}), got [{}]",
-                    names[0],
-                    names[1],
+                    "`lists` must hold exactly this duel's rankers ({}), got [{}]",
+                    distinct.join(", "),
                     got.join(", ")
                 ),
             ));
@@ -144,7 +150,12 @@ impl Engine {
         for (ranker, list) in &input.lists {
             check_list(ranker, list)?;
         }
-        let lists = [&input.lists[names[0]][..], &input.lists[names[1]][..]];
+        // A ranker alone (a self-duel, or a one-ranker query) is interleaved with itself, which
+        // shows its own list: every method shows one list merged with itself as that list.
+        let mut lists: Vec<&[String]> = names.iter().map(|n| &input.lists[*n][..]).collect();
+        if lists.len() == 1 {
+            lists.push(lists[0]);
+        }
         let config = &snap.interleaving;
         let interleaving = interleave(
             &config.method,
@@ -153,7 +164,7 @@ impl Engine {
             &mut duel_rng(&duel, INTERLEAVE_STREAM),
         )
         .map_err(|e| EngineError::invalid("invalid_list", e.to_string()))?;
-        let documents = shown_documents(&interleaving, names);
+        let documents = shown_documents(&interleaving, &names);
         let claims = InterleavingClaims { duel, interleaving };
         metrics::counter!("joust_interleavings_total").increment(1);
         Ok(IssuedInterleaving {
@@ -166,33 +177,52 @@ impl Engine {
         })
     }
 
-    /// Credits the clicks on an interleaving and records the duel's outcome; answers once it is
-    /// durable. Exactly once per duel, like any outcome: a retry with the same result is a
-    /// duplicate, a different result for the same duel is a conflict.
+    /// Credits the clicks on an interleaving and records the duel's outcome (a multi-ranker
+    /// query's result for every pair, in one write); answers once it is durable. Exactly once
+    /// per duel, like any outcome: a retry with the same result is a duplicate, a different
+    /// result for the same duel is a conflict.
     pub async fn record_clicks(&self, input: ClicksInput) -> Result<ClickRecord, EngineError> {
         let result = self.credit_clicks(&input).await;
         let (claims, positions, snap) = result.inspect_err(count_rejection)?;
         let InterleavingClaims { duel, interleaving } = &claims;
-        let (first, second) = (duel.first as usize, duel.second as usize);
-        // Probabilistic's and Optimized's judgements are spread over A, B and a tie: recording
-        // the likelier side would not keep their fairness (which holds on average), so the
-        // outcome is drawn from the judgement instead, and averages to it.
-        let soft = interleaving.soft_outcome(&positions);
-        let winner = match soft.sample(&mut duel_rng(duel, OUTCOME_STREAM)) {
-            Outcome::A => Some(first),
-            Outcome::B => Some(second),
-            Outcome::Tie => None,
+        let indices = duel.ranker_indices();
+        // Probabilistic methods' judgements are spread over win, loss and tie: recording the
+        // likelier side would not keep their fairness (which holds on average), so each pair's
+        // result is drawn from its judgement instead, and averages to it.
+        let mut rng = duel_rng(duel, OUTCOME_STREAM);
+        let (pending, answer) = match &duel.rankers {
+            DuelRankers::Pair { first, second } => {
+                let soft = interleaving.soft_outcome(&positions);
+                let winner = match soft.sample(&mut rng) {
+                    Outcome::A => Some(*first as usize),
+                    Outcome::B => Some(*second as usize),
+                    Outcome::Tie => None,
+                };
+                let (pending, name) = pending(duel, &snap, winner);
+                (pending, Answer::Winner(name))
+            }
+            DuelRankers::Set(set) => {
+                let preferences = interleaving.preferences(&positions).sample(&mut rng);
+                let arms = set.iter().map(|&r| r as usize).collect();
+                pending_set(duel, &snap, SetResult::from_preferences(arms, &preferences))
+            }
         };
         let credit_values = interleaving.ranker_credit(&positions);
         let mut credit = BTreeMap::new();
-        for (arm, value) in [first, second].into_iter().zip(credit_values) {
-            *credit.entry(snap.names[arm].clone()).or_insert(0.0) += value;
+        // A ranker interleaved with itself holds both lists' credit.
+        let owners = indices
+            .iter()
+            .chain(indices.first())
+            .take(credit_values.len());
+        for (&arm, value) in owners.zip(credit_values) {
+            *credit
+                .entry(snap.names[arm as usize].clone())
+                .or_insert(0.0) += value;
         }
-        let (pending, winner_name) = pending(duel, &snap, winner);
         let written = self.write(vec![pending.clone()]).await?;
         let outcome = self.finish(
             &pending,
-            winner_name,
+            answer,
             written.into_iter().next().expect("one result per outcome"),
         )?;
         metrics::counter!("joust_clicks_credited_total").increment(1);
@@ -269,15 +299,19 @@ fn method_name(interleaving: &Interleaving<String>) -> &'static str {
     }
 }
 
-/// The shown list with the team of each document where the method drafts teams (Team-Draft);
-/// the other methods credit clicks by rank, so no position belongs to one ranker.
-fn shown_documents(interleaving: &Interleaving<String>, names: [&str; 2]) -> Vec<ShownDocument> {
+/// The shown list with the team of each document where the method drafts teams (Team-Draft and
+/// Team-Draft Multileave); the other methods credit clicks by rank, so no position belongs to one
+/// ranker. `names` are the duel's rankers in token order (a lone ranker was interleaved with
+/// itself and owns both teams).
+fn shown_documents(interleaving: &Interleaving<String>, names: &[&str]) -> Vec<ShownDocument> {
+    let name = |r: usize| names.get(r).unwrap_or(&names[0]).to_string();
     let team = |i: usize| match interleaving {
         Interleaving::TeamDraft(t) => match t.teams[i] {
-            Team::A => Some(names[0].to_string()),
-            Team::B => Some(names[1].to_string()),
+            Team::A => Some(name(0)),
+            Team::B => Some(name(1)),
             Team::Nobody => None,
         },
+        Interleaving::TeamDraftMultileave(t) => t.teams.get(i).copied().map(name),
         _ => None,
     };
     interleaving

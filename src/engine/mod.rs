@@ -15,6 +15,7 @@ pub mod memory_budget;
 pub mod offload;
 pub mod outcomes;
 pub mod retention;
+pub mod set_result;
 pub mod snapshot;
 pub mod stats;
 pub mod token;

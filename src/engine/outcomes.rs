@@ -2,21 +2,40 @@
 //! once it is durable.
 
 use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
 use tokio::sync::oneshot;
 
-use super::token::DuelClaims;
+use super::set_result::{PairOutcome, SetResult};
+use super::token::{DuelClaims, DuelRankers};
 use super::writer::{PendingOutcome, WriteRequest, Written};
 use super::{Engine, EngineError, Snapshot, now_ms};
 use crate::bandit::Arm;
 use std::sync::Arc;
 
-/// One outcome as posted.
+/// One outcome as posted: exactly one of `winner`, `credits` and `ordering`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OutcomeInput {
     pub duel_token: String,
-    /// A ranker name of that duel, or `"tie"`.
-    pub winner: String,
+    /// A ranker name of that duel, or `"tie"` (two-ranker duels).
+    #[serde(default)]
+    pub winner: Option<String>,
+    /// Every ranker of the duel with its credit (e.g. clicks); a higher credit wins each pair,
+    /// equal credits tie.
+    #[serde(default)]
+    pub credits: Option<HashMap<String, f64>>,
+    /// Every ranker of the duel once, best first; a list of names in place of one name is a
+    /// group of tied rankers.
+    #[serde(default)]
+    pub ordering: Option<Vec<Rank>>,
+}
+
+/// One place of an ordering: a ranker, or rankers tied with one another.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Rank {
+    One(String),
+    Tied(Vec<String>),
 }
 
 /// What was recorded for one outcome.
@@ -24,9 +43,21 @@ pub struct OutcomeInput {
 pub struct OutcomeRecord {
     pub duel_id: String,
     pub experiment_id: i64,
-    pub winner: String,
+    /// A two-ranker duel's winner, or `"tie"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub winner: Option<String>,
+    /// A multi-ranker query's result for every pair of its rankers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcomes: Option<Vec<PairOutcome>>,
     /// `recorded` the first time, `duplicate` for a retry of the same outcome.
     pub status: &'static str,
+}
+
+/// How an outcome is answered: a two-ranker duel's winner, or a query's pair results.
+#[derive(Debug, Clone)]
+pub(super) enum Answer {
+    Winner(String),
+    Pairs(Vec<PairOutcome>),
 }
 
 pub const TIE: &str = "tie";
@@ -46,36 +77,87 @@ impl Engine {
             return Err(EngineError::ExpiredToken);
         }
         let snap = self.snapshot(claims.experiment_id).await?;
-        if claims.first as usize >= snap.names.len() || claims.second as usize >= snap.names.len() {
+        if claims
+            .ranker_indices()
+            .iter()
+            .any(|&r| r as usize >= snap.names.len())
+        {
             return Err(EngineError::InvalidToken);
         }
         Ok(snap)
     }
 
     /// Checks one outcome and turns it into a pending write.
-    async fn prepare(&self, input: &OutcomeInput) -> Result<(PendingOutcome, String), EngineError> {
+    async fn prepare(&self, input: &OutcomeInput) -> Result<(PendingOutcome, Answer), EngineError> {
         let claims = self
             .signer
             .verify(&input.duel_token)
             .ok_or(EngineError::InvalidToken)?;
         let snap = self.duel_snapshot(&claims).await?;
-        let (first, second) = (claims.first as usize, claims.second as usize);
-        let winner = if input.winner == TIE {
+        let scores = match (&input.winner, &input.credits, &input.ordering) {
+            (Some(winner), None, None) => return self.prepare_winner(&claims, &snap, winner),
+            (None, Some(credits), None) => credit_scores(&claims, &snap, credits)?,
+            (None, None, Some(ordering)) => ordering_scores(&claims, &snap, ordering)?,
+            _ => {
+                return Err(EngineError::invalid(
+                    "invalid_outcome",
+                    "give exactly one of `winner` (a ranker of the duel or \"tie\"), `credits` \
+                     (every ranker of the duel with a number) and `ordering` (every ranker of the \
+                     duel once, best first; a list of names is a tied group)",
+                ));
+            }
+        };
+        let arms: Vec<Arm> = claims.ranker_indices().iter().map(|&r| r as Arm).collect();
+        match claims.rankers {
+            DuelRankers::Pair { .. } => {
+                // A pair's credits or ordering name its winner, or a tie.
+                let winner = match scores[0].partial_cmp(&scores[1]) {
+                    Some(std::cmp::Ordering::Greater) => Some(arms[0]),
+                    Some(std::cmp::Ordering::Less) => Some(arms[1]),
+                    _ => None,
+                };
+                let (pending, name) = pending(&claims, &snap, winner);
+                Ok((pending, Answer::Winner(name)))
+            }
+            DuelRankers::Set(_) => {
+                let set = SetResult::from_scores(arms, &scores);
+                Ok(pending_set(&claims, &snap, set))
+            }
+        }
+    }
+
+    /// A two-ranker duel's `winner`.
+    fn prepare_winner(
+        &self,
+        claims: &DuelClaims,
+        snap: &Snapshot,
+        winner: &str,
+    ) -> Result<(PendingOutcome, Answer), EngineError> {
+        let DuelRankers::Pair { first, second } = claims.rankers else {
+            return Err(EngineError::invalid(
+                "invalid_outcome",
+                "this duel compares several rankers at once: post `credits` (every ranker with a \
+                 number) or `ordering` (every ranker, best first) instead of `winner`",
+            ));
+        };
+        let (first, second) = (first as usize, second as usize);
+        let winner = if winner == TIE {
             None
         } else {
-            let arm = snap.arm(&input.winner)?;
+            let arm = snap.arm(winner)?;
             if arm != first && arm != second {
                 return Err(EngineError::invalid(
                     "winner_not_in_duel",
                     format!(
                         "`{}` is not a ranker of this duel ({} vs {})",
-                        input.winner, snap.names[first], snap.names[second]
+                        winner, snap.names[first], snap.names[second]
                     ),
                 ));
             }
             Some(arm)
         };
-        Ok(pending(&claims, &snap, winner))
+        let (pending, name) = pending(claims, snap, winner);
+        Ok((pending, Answer::Winner(name)))
     }
 
     pub(super) async fn write(
@@ -104,13 +186,18 @@ impl Engine {
     pub(super) fn finish(
         &self,
         pending: &PendingOutcome,
-        winner: String,
+        answer: Answer,
         written: Written,
     ) -> Result<OutcomeRecord, EngineError> {
+        let (winner, outcomes) = match answer {
+            Answer::Winner(w) => (Some(w), None),
+            Answer::Pairs(p) => (None, Some(p)),
+        };
         let record = |status| OutcomeRecord {
             duel_id: pending.duel_id.to_string(),
             experiment_id: pending.experiment_id,
             winner: winner.clone(),
+            outcomes: outcomes.clone(),
             status,
         };
         match written {
@@ -134,6 +221,13 @@ impl Engine {
                 };
                 Err(EngineError::OutcomeConflict { recorded })
             }
+            Written::SetConflict => {
+                metrics::counter!("joust_outcomes_rejected_total", "reason" => "conflict")
+                    .increment(1);
+                Err(EngineError::OutcomeConflict {
+                    recorded: "different pair results".to_string(),
+                })
+            }
             Written::UnknownExperiment => {
                 Err(EngineError::UnknownExperiment(pending.experiment_id))
             }
@@ -142,11 +236,11 @@ impl Engine {
 
     /// Records one outcome; answers after it is durable.
     pub async fn record_outcome(&self, input: OutcomeInput) -> Result<OutcomeRecord, EngineError> {
-        let (pending, winner) = self.prepare(&input).await.inspect_err(count_rejection)?;
+        let (pending, answer) = self.prepare(&input).await.inspect_err(count_rejection)?;
         let written = self.write(vec![pending.clone()]).await?;
         self.finish(
             &pending,
-            winner,
+            answer,
             written.into_iter().next().expect("one result per outcome"),
         )
     }
@@ -196,21 +290,120 @@ pub(super) fn pending(
     winner: Option<Arm>,
 ) -> (PendingOutcome, String) {
     // A ranker compared with itself cannot beat itself: record a tie.
-    let winner = winner.filter(|_| claims.first != claims.second);
-    let issued_at =
-        chrono::DateTime::from_timestamp_millis(claims.issued_at_ms).unwrap_or_default();
+    let indices = claims.ranker_indices();
+    let (first, second) = (indices[0] as Arm, indices[1] as Arm);
+    let winner = winner.filter(|_| first != second);
     let winner_name = winner.map_or_else(|| TIE.to_string(), |w| snap.names[w].clone());
     (
         PendingOutcome {
             duel_id: claims.duel_uuid(),
             experiment_id: claims.experiment_id,
-            first: claims.first as usize,
-            second: claims.second as usize,
+            first,
+            second,
             winner,
-            issued_at,
+            issued_at: issued_at(claims),
+            set: None,
         },
         winner_name,
     )
+}
+
+/// The write of a multi-ranker query's results, and its answer.
+pub(super) fn pending_set(
+    claims: &DuelClaims,
+    snap: &Snapshot,
+    set: SetResult,
+) -> (PendingOutcome, Answer) {
+    let named = set.named(&snap.names);
+    let first = set.rankers[0];
+    let second = *set.rankers.get(1).unwrap_or(&first);
+    (
+        PendingOutcome {
+            duel_id: claims.duel_uuid(),
+            experiment_id: claims.experiment_id,
+            first,
+            second,
+            winner: None,
+            issued_at: issued_at(claims),
+            set: Some(set),
+        },
+        Answer::Pairs(named),
+    )
+}
+
+fn issued_at(claims: &DuelClaims) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::from_timestamp_millis(claims.issued_at_ms).unwrap_or_default()
+}
+
+/// The duel's rankers by name, in token order, with their positions.
+fn duel_names<'a>(claims: &DuelClaims, snap: &'a Snapshot) -> Vec<&'a str> {
+    claims
+        .ranker_indices()
+        .iter()
+        .map(|&r| snap.names[r as usize].as_str())
+        .collect()
+}
+
+/// A refusal naming the duel's rankers.
+fn not_the_duels_rankers(what: &str, names: &[&str]) -> EngineError {
+    let mut distinct: Vec<&str> = names.to_vec();
+    distinct.dedup();
+    EngineError::invalid(
+        "rankers_mismatch",
+        format!(
+            "{what} must name exactly this duel's rankers, each once: {}",
+            distinct.join(", ")
+        ),
+    )
+}
+
+/// Each ranker's credit, in token order; every ranker of the duel exactly once.
+fn credit_scores(
+    claims: &DuelClaims,
+    snap: &Snapshot,
+    credits: &HashMap<String, f64>,
+) -> Result<Vec<f64>, EngineError> {
+    let names = duel_names(claims, snap);
+    let distinct: std::collections::HashSet<&str> = names.iter().copied().collect();
+    if credits.len() != distinct.len() || names.iter().any(|n| !credits.contains_key(*n)) {
+        return Err(not_the_duels_rankers("`credits`", &names));
+    }
+    if let Some((name, c)) = credits.iter().find(|(_, c)| !c.is_finite()) {
+        return Err(EngineError::invalid(
+            "invalid_credits",
+            format!("the credit of `{name}` must be a finite number, got {c}"),
+        ));
+    }
+    Ok(names.iter().map(|n| credits[*n]).collect())
+}
+
+/// Minus each ranker's place in the ordering, in token order; every ranker exactly once.
+fn ordering_scores(
+    claims: &DuelClaims,
+    snap: &Snapshot,
+    ordering: &[Rank],
+) -> Result<Vec<f64>, EngineError> {
+    let names = duel_names(claims, snap);
+    let mut place: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut listed = 0;
+    for (p, rank) in ordering.iter().enumerate() {
+        let group: &[String] = match rank {
+            Rank::One(name) => std::slice::from_ref(name),
+            Rank::Tied(group) => group,
+        };
+        for name in group {
+            listed += 1;
+            place.insert(name.as_str(), p);
+        }
+    }
+    let distinct: std::collections::HashSet<&str> = names.iter().copied().collect();
+    if listed != distinct.len()
+        || place.len() != listed
+        || names.iter().any(|n| !place.contains_key(n))
+    {
+        return Err(not_the_duels_rankers("`ordering`", &names));
+    }
+    Ok(names.iter().map(|n| -(place[n] as f64)).collect())
 }
 
 pub(super) fn count_rejection(e: &EngineError) {

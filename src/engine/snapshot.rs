@@ -79,6 +79,8 @@ pub struct Snapshot {
     pub status: Status,
     pub policy: PolicySpec,
     pub interleaving: InterleavingConfig,
+    /// Rankers compared per query: 2 for a duel, more for a multileaved list.
+    pub rankers_per_query: usize,
     pub attribution_window_secs: i64,
     pub seed: i64,
     pub created_at: chrono::DateTime<chrono::Utc>,
@@ -142,6 +144,7 @@ impl Snapshot {
             status,
             policy,
             interleaving,
+            rankers_per_query: e.rankers_per_query.max(2) as usize,
             attribution_window_secs: e.attribution_window_secs,
             seed: e.seed,
             created_at: e.created_at,

@@ -1,8 +1,12 @@
 //! Duel tokens: opaque, signed, self-contained. A token carries everything the outcome needs
-//! (experiment, the two rankers, when it was issued and until when an outcome is accepted, the
-//! state version it was selected from, and a random duel id), so issuing a duel writes nothing to
-//! the database. The signature is HMAC-SHA256 with a secret shared by all replicas through the
-//! database; a forged or altered token fails verification.
+//! (experiment, the rankers compared, when it was issued and until when an outcome is accepted,
+//! the state version it was selected from, and a random duel id), so issuing a duel writes
+//! nothing to the database. The signature is HMAC-SHA256 with a secret shared by all replicas
+//! through the database; a forged or altered token fails verification.
+//!
+//! Two layouts: a two-ranker duel keeps the fixed layout it always had (format 1), so tokens
+//! issued before multi-ranker experiments existed still verify; a query of a multi-ranker
+//! experiment (format 3) ends with the number of rankers and their indices.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -17,17 +21,33 @@ const FORMAT: u8 = 1;
 /// First byte of an interleaving token: different from a duel token's, so neither kind of token
 /// is ever accepted as the other.
 const INTERLEAVING_FORMAT: u8 = 2;
+/// First byte of a multi-ranker duel's payload.
+const MULTI_FORMAT: u8 = 3;
+/// First byte of an interleaving token of a multi-ranker duel (its payload has no fixed length).
+const MULTI_INTERLEAVING_FORMAT: u8 = 4;
 /// Bytes of the MAC kept in the token: 128 bits is ample against forgery.
 const MAC_LEN: usize = 16;
 const NONCE_LEN: usize = 16;
 const PAYLOAD_LEN: usize = 1 + 8 + 4 + 4 + 8 + 8 + 8 + NONCE_LEN;
+/// A multi-ranker payload before its ranker indices: format, experiment, issued, expires,
+/// version, nonce, count.
+const MULTI_HEADER_LEN: usize = 1 + 8 + 8 + 8 + 8 + NONCE_LEN + 2;
+
+/// The rankers a duel compares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DuelRankers {
+    /// A two-ranker duel of a pairwise experiment, in the order selected (the same ranker twice
+    /// for a self-duel).
+    Pair { first: u32, second: u32 },
+    /// One query of a multi-ranker experiment: 1 to m distinct rankers, in the order selected.
+    Set(Vec<u32>),
+}
 
 /// What a duel token says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DuelClaims {
     pub experiment_id: i64,
-    pub first: u32,
-    pub second: u32,
+    pub rankers: DuelRankers,
     pub issued_at_ms: i64,
     pub expires_at_ms: i64,
     pub state_version: i64,
@@ -35,6 +55,14 @@ pub struct DuelClaims {
 }
 
 impl DuelClaims {
+    /// The rankers' indices in token order (both sides of a pair, even when they are the same).
+    pub fn ranker_indices(&self) -> Vec<u32> {
+        match &self.rankers {
+            DuelRankers::Pair { first, second } => vec![*first, *second],
+            DuelRankers::Set(set) => set.clone(),
+        }
+    }
+
     /// The duel's unique id, a UUID (v7: time-ordered) in its canonical text form: the key that
     /// makes its outcome exactly-once.
     pub fn duel_id(&self) -> String {
@@ -56,39 +84,92 @@ impl DuelClaims {
         n
     }
 
-    fn encode(&self) -> [u8; PAYLOAD_LEN] {
-        let mut out = [0u8; PAYLOAD_LEN];
-        let mut w = 0;
-        let mut put = |bytes: &[u8]| {
-            out[w..w + bytes.len()].copy_from_slice(bytes);
-            w += bytes.len();
-        };
-        put(&[FORMAT]);
-        put(&self.experiment_id.to_be_bytes());
-        put(&self.first.to_be_bytes());
-        put(&self.second.to_be_bytes());
-        put(&self.issued_at_ms.to_be_bytes());
-        put(&self.expires_at_ms.to_be_bytes());
-        put(&self.state_version.to_be_bytes());
-        put(&self.nonce);
+    fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(PAYLOAD_LEN);
+        match &self.rankers {
+            DuelRankers::Pair { first, second } => {
+                out.push(FORMAT);
+                out.extend_from_slice(&self.experiment_id.to_be_bytes());
+                out.extend_from_slice(&first.to_be_bytes());
+                out.extend_from_slice(&second.to_be_bytes());
+                self.encode_times(&mut out);
+            }
+            DuelRankers::Set(set) => {
+                out.push(MULTI_FORMAT);
+                out.extend_from_slice(&self.experiment_id.to_be_bytes());
+                self.encode_times(&mut out);
+                let count =
+                    u16::try_from(set.len()).expect("a query shows at most u16::MAX rankers");
+                out.extend_from_slice(&count.to_be_bytes());
+                for r in set {
+                    out.extend_from_slice(&r.to_be_bytes());
+                }
+            }
+        }
         out
     }
 
-    fn decode(bytes: &[u8]) -> Option<Self> {
-        if bytes.len() != PAYLOAD_LEN || bytes[0] != FORMAT {
-            return None;
-        }
+    fn encode_times(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.issued_at_ms.to_be_bytes());
+        out.extend_from_slice(&self.expires_at_ms.to_be_bytes());
+        out.extend_from_slice(&self.state_version.to_be_bytes());
+        out.extend_from_slice(&self.nonce);
+    }
+
+    /// Decodes a payload at the start of `bytes`; returns the claims and the payload's length.
+    fn decode_prefix(bytes: &[u8]) -> Option<(Self, usize)> {
         let i64_at = |at: usize| i64::from_be_bytes(bytes[at..at + 8].try_into().unwrap());
         let u32_at = |at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
-        Some(DuelClaims {
-            experiment_id: i64_at(1),
-            first: u32_at(9),
-            second: u32_at(13),
-            issued_at_ms: i64_at(17),
-            expires_at_ms: i64_at(25),
-            state_version: i64_at(33),
-            nonce: bytes[41..41 + NONCE_LEN].try_into().unwrap(),
-        })
+        let nonce_at =
+            |at: usize| -> [u8; NONCE_LEN] { bytes[at..at + NONCE_LEN].try_into().unwrap() };
+        match *bytes.first()? {
+            FORMAT if bytes.len() >= PAYLOAD_LEN => Some((
+                DuelClaims {
+                    experiment_id: i64_at(1),
+                    rankers: DuelRankers::Pair {
+                        first: u32_at(9),
+                        second: u32_at(13),
+                    },
+                    issued_at_ms: i64_at(17),
+                    expires_at_ms: i64_at(25),
+                    state_version: i64_at(33),
+                    nonce: nonce_at(41),
+                },
+                PAYLOAD_LEN,
+            )),
+            MULTI_FORMAT if bytes.len() >= MULTI_HEADER_LEN => {
+                let count_at = MULTI_HEADER_LEN - 2;
+                let count =
+                    u16::from_be_bytes(bytes[count_at..count_at + 2].try_into().unwrap()) as usize;
+                let len = MULTI_HEADER_LEN + 4 * count;
+                if count == 0 || bytes.len() < len {
+                    return None;
+                }
+                let set = (0..count)
+                    .map(|i| u32_at(MULTI_HEADER_LEN + 4 * i))
+                    .collect();
+                Some((
+                    DuelClaims {
+                        experiment_id: i64_at(1),
+                        rankers: DuelRankers::Set(set),
+                        issued_at_ms: i64_at(9),
+                        expires_at_ms: i64_at(17),
+                        state_version: i64_at(25),
+                        nonce: nonce_at(33),
+                    },
+                    len,
+                ))
+            }
+            _ => None,
+        }
+    }
+
+    /// Decodes a whole payload.
+    fn decode(bytes: &[u8]) -> Option<Self> {
+        match Self::decode_prefix(bytes)? {
+            (claims, len) if len == bytes.len() => Some(claims),
+            _ => None,
+        }
     }
 }
 
@@ -112,9 +193,8 @@ impl TokenSigner {
     }
 
     pub fn sign(&self, claims: &DuelClaims) -> String {
-        let payload = claims.encode();
-        let tag = self.mac(&payload).finalize().into_bytes();
-        let mut bytes = payload.to_vec();
+        let mut bytes = claims.encode();
+        let tag = self.mac(&bytes).finalize().into_bytes();
         bytes.extend_from_slice(&tag[..MAC_LEN]);
         URL_SAFE_NO_PAD.encode(bytes)
     }
@@ -122,10 +202,10 @@ impl TokenSigner {
     /// The claims of a token this service signed, or `None` for anything else.
     pub fn verify(&self, token: &str) -> Option<DuelClaims> {
         let bytes = URL_SAFE_NO_PAD.decode(token.trim()).ok()?;
-        if bytes.len() != PAYLOAD_LEN + MAC_LEN {
+        if bytes.len() <= MAC_LEN {
             return None;
         }
-        let (payload, tag) = bytes.split_at(PAYLOAD_LEN);
+        let (payload, tag) = bytes.split_at(bytes.len() - MAC_LEN);
         // verify_truncated_left compares in constant time.
         self.mac(payload).verify_truncated_left(tag).ok()?;
         DuelClaims::decode(payload)
@@ -145,7 +225,11 @@ impl TokenSigner {
     /// together. Everything the click credit needs travels with the token, so the interleave call
     /// writes nothing to the database.
     pub fn sign_interleaving(&self, claims: &InterleavingClaims) -> String {
-        let mut bytes = vec![INTERLEAVING_FORMAT];
+        let format = match claims.duel.rankers {
+            DuelRankers::Pair { .. } => INTERLEAVING_FORMAT,
+            DuelRankers::Set(_) => MULTI_INTERLEAVING_FORMAT,
+        };
+        let mut bytes = vec![format];
         bytes.extend_from_slice(&claims.duel.encode());
         serde_json::to_writer(&mut bytes, &claims.interleaving).expect("interleavings serialise");
         let tag = self.mac(&bytes).finalize().into_bytes();
@@ -156,13 +240,21 @@ impl TokenSigner {
     /// The claims of an interleaving token this service signed, or `None` for anything else.
     pub fn verify_interleaving(&self, token: &str) -> Option<InterleavingClaims> {
         let bytes = URL_SAFE_NO_PAD.decode(token.trim()).ok()?;
-        if bytes.len() < 1 + PAYLOAD_LEN + MAC_LEN || bytes[0] != INTERLEAVING_FORMAT {
+        if bytes.len() < 1 + MAC_LEN {
             return None;
         }
         let (signed, tag) = bytes.split_at(bytes.len() - MAC_LEN);
         self.mac(signed).verify_truncated_left(tag).ok()?;
-        let duel = DuelClaims::decode(&signed[1..1 + PAYLOAD_LEN])?;
-        let interleaving = serde_json::from_slice(&signed[1 + PAYLOAD_LEN..]).ok()?;
+        let (duel, len) = DuelClaims::decode_prefix(&signed[1..])?;
+        // The outer format must name the payload's kind, so one signed token has one reading.
+        let expected = match duel.rankers {
+            DuelRankers::Pair { .. } => INTERLEAVING_FORMAT,
+            DuelRankers::Set(_) => MULTI_INTERLEAVING_FORMAT,
+        };
+        if signed[0] != expected {
+            return None;
+        }
+        let interleaving = serde_json::from_slice(&signed[1 + len..]).ok()?;
         Some(InterleavingClaims { duel, interleaving })
     }
 }
@@ -174,8 +266,10 @@ mod tests {
     fn claims() -> DuelClaims {
         DuelClaims {
             experiment_id: 42,
-            first: 3,
-            second: 7,
+            rankers: DuelRankers::Pair {
+                first: 3,
+                second: 7,
+            },
             issued_at_ms: 1_700_000_000_000,
             expires_at_ms: 1_700_000_600_000,
             state_version: 9,
@@ -205,6 +299,57 @@ mod tests {
         let s = TokenSigner::new(b"secret");
         let token = s.sign(&claims());
         assert_eq!(s.verify(&token), Some(claims()));
+    }
+
+    fn set_claims(set: Vec<u32>) -> DuelClaims {
+        DuelClaims {
+            rankers: DuelRankers::Set(set),
+            ..claims()
+        }
+    }
+
+    #[test]
+    fn pair_tokens_keep_their_fixed_layout() {
+        // Tokens handed out before multi-ranker experiments existed must still verify.
+        assert_eq!(claims().encode().len(), PAYLOAD_LEN);
+        assert_eq!(claims().encode()[0], FORMAT);
+        let s = TokenSigner::new(b"secret");
+        let bytes = URL_SAFE_NO_PAD.decode(s.sign(&claims())).unwrap();
+        assert_eq!(bytes.len(), PAYLOAD_LEN + MAC_LEN);
+    }
+
+    #[test]
+    fn multi_ranker_tokens_round_trip_and_resist_tampering() {
+        let s = TokenSigner::new(b"secret");
+        for set in [vec![5], vec![0, 9], vec![8, 1, 3, 2, 7, 4, 6, 0]] {
+            let token = s.sign(&set_claims(set.clone()));
+            assert_eq!(s.verify(&token), Some(set_claims(set.clone())));
+            assert_eq!(set_claims(set.clone()).ranker_indices(), set);
+            let mut bytes = URL_SAFE_NO_PAD.decode(&token).unwrap();
+            for i in 0..bytes.len() {
+                bytes[i] ^= 1;
+                assert_eq!(
+                    s.verify(&URL_SAFE_NO_PAD.encode(&bytes)),
+                    None,
+                    "flip at {i}"
+                );
+                bytes[i] ^= 1;
+            }
+            // Truncated or extended payloads fail too (the MAC covers the length).
+            assert_eq!(s.verify(&URL_SAFE_NO_PAD.encode(&bytes[1..])), None);
+        }
+    }
+
+    #[test]
+    fn multi_ranker_interleaving_tokens_round_trip() {
+        let s = TokenSigner::new(b"secret");
+        let mut claims = interleaving_claims();
+        claims.duel = set_claims(vec![4, 2, 9]);
+        let token = s.sign_interleaving(&claims);
+        assert_eq!(s.verify_interleaving(&token), Some(claims.clone()));
+        assert_eq!(s.verify(&token), None);
+        let duel = s.sign(&claims.duel);
+        assert_eq!(s.verify_interleaving(&duel), None);
     }
 
     #[test]

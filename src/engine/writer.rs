@@ -20,11 +20,12 @@ use tokio::sync::{Semaphore, mpsc, oneshot};
 use uuid::Uuid;
 
 use crate::bandit::{Arm, BanditRng, BanditState, Outcome, Pair};
-use crate::store::outcomes::{self, OutcomeRow};
+use crate::store::outcomes::{self, OutcomeRow, Recorded};
 use crate::store::{self, experiments};
 
 use super::history::{self, HistoryClock};
 use super::offload;
+use super::set_result::SetResult;
 use super::snapshot::{PersistedPolicy, Snapshot};
 use super::{Cache, EngineError};
 
@@ -45,9 +46,32 @@ pub struct PendingOutcome {
     pub experiment_id: i64,
     pub first: Arm,
     pub second: Arm,
-    /// `None` for a tie.
+    /// `None` for a tie (and for a multi-ranker query, whose results are in `set`).
     pub winner: Option<Arm>,
     pub issued_at: chrono::DateTime<chrono::Utc>,
+    /// A multi-ranker query's pair results; `None` for a two-ranker duel.
+    pub set: Option<SetResult>,
+}
+
+impl PendingOutcome {
+    /// What a retry must match to be a duplicate: the stored form of this outcome.
+    fn recorded_form(&self) -> Recorded {
+        (
+            self.winner.map(|w| w as i32),
+            self.set.as_ref().map(|s| s.results.clone()),
+        )
+    }
+
+    /// How this outcome compares with what is on record for its duel.
+    fn judge(&self, recorded: &Recorded) -> Written {
+        if *recorded == self.recorded_form() {
+            Written::Duplicate
+        } else if self.set.is_some() || recorded.1.is_some() {
+            Written::SetConflict
+        } else {
+            Written::Conflict(recorded.0.map(|w| w as Arm))
+        }
+    }
 }
 
 /// What happened to one outcome.
@@ -59,6 +83,8 @@ pub enum Written {
     Duplicate,
     /// A different outcome was recorded before for this duel; carries the recorded winner.
     Conflict(Option<Arm>),
+    /// A multi-ranker query already has different pair results recorded.
+    SetConflict,
     /// The experiment no longer exists.
     UnknownExperiment,
 }
@@ -191,6 +217,10 @@ async fn write_group(
                 second: it.second as i32,
                 winner: it.winner.map(|w| w as i32),
                 issued_at: it.issued_at,
+                set: it.set.as_ref().map(|s| {
+                    let rankers = s.rankers.iter().map(|&r| r as i32).collect();
+                    (rankers, s.results.clone())
+                }),
             }
         })
         .collect();
@@ -230,7 +260,7 @@ async fn write_group(
         .filter(|r| !inserted.contains(&r.duel_id))
         .map(|r| r.duel_id)
         .collect();
-    let recorded: HashMap<Uuid, Option<i32>> = if earlier.is_empty() {
+    let recorded: HashMap<Uuid, Recorded> = if earlier.is_empty() {
         HashMap::new()
     } else {
         outcomes::recorded(&mut tx, &earlier)
@@ -274,6 +304,16 @@ async fn write_group(
         let mut tie_cells: BTreeMap<(i32, i32), i64> = BTreeMap::new();
         for &i in &new_items {
             let it = items[i];
+            if let Some(set) = &it.set {
+                let (wins, ties) = set.cells();
+                for (w, l) in wins {
+                    *win_cells.entry((w as i32, l as i32)).or_default() += 1;
+                }
+                for (a, b) in ties {
+                    *tie_cells.entry((a as i32, b as i32)).or_default() += 1;
+                }
+                continue;
+            }
             match it.winner {
                 Some(w) => {
                     let l = if w == it.first { it.second } else { it.first };
@@ -308,7 +348,6 @@ async fn write_group(
     for snap in new_snapshots {
         cache.put(snap);
     }
-    let winner_of = |i: usize| items[i].winner.map(|w| w as i32);
     Ok(items
         .iter()
         .enumerate()
@@ -320,8 +359,7 @@ async fn write_group(
             if first != i {
                 // A repeat within this group: judged against the first occurrence's fate.
                 return match results_of_first(&inserted, &recorded, items[first]) {
-                    Some(w) if w == winner_of(i) => Written::Duplicate,
-                    Some(w) => Written::Conflict(w.map(|x| x as Arm)),
+                    Some(r) => item.judge(&r),
                     None => Written::UnknownExperiment,
                 };
             }
@@ -329,8 +367,7 @@ async fn write_group(
                 Written::Recorded
             } else {
                 match recorded.get(&item.duel_id) {
-                    Some(w) if *w == winner_of(i) => Written::Duplicate,
-                    Some(w) => Written::Conflict(w.map(|x| x as Arm)),
+                    Some(r) => item.judge(r),
                     None => Written::UnknownExperiment,
                 }
             }
@@ -338,16 +375,16 @@ async fn write_group(
         .collect())
 }
 
-/// The winner now on record for the first occurrence of a duel in the group, if any.
+/// What is now on record for the first occurrence of a duel in the group, if anything.
 fn results_of_first(
     inserted: &HashSet<Uuid>,
-    recorded: &HashMap<Uuid, Option<i32>>,
+    recorded: &HashMap<Uuid, Recorded>,
     first: &PendingOutcome,
-) -> Option<Option<i32>> {
+) -> Option<Recorded> {
     if inserted.contains(&first.duel_id) {
-        Some(first.winner.map(|w| w as i32))
+        Some(first.recorded_form())
     } else {
-        recorded.get(&first.duel_id).copied()
+        recorded.get(&first.duel_id).cloned()
     }
 }
 
@@ -359,6 +396,15 @@ fn apply<'a>(
 ) -> Result<(i64, i64), EngineError> {
     let (mut applied, mut ties) = (0, 0);
     for o in outcomes {
+        if let Some(set) = &o.set {
+            let (decided, tied) = set.counts();
+            applied += decided;
+            ties += tied;
+            state
+                .record_set(&set.rankers, &set.to_outcome(), rng)
+                .map_err(|e| EngineError::Internal(e.to_string()))?;
+            continue;
+        }
         // The token kept the duel in the order it was selected, so the policy learns the sides.
         let outcome = match o.winner {
             Some(w) if w == o.first => Outcome::FirstWins,

@@ -116,6 +116,7 @@ pub fn detail(s: &Snapshot, duels_issued: i64) -> Value {
         "policy": s.policy,
         "tie_rule": tie_rule_str(s.state.ties),
         "interleaving": s.interleaving.to_spec(),
+        "rankers_per_query": s.rankers_per_query,
         "attribution_window_secs": s.attribution_window_secs,
         "seed": s.seed,
         "created_at": s.created_at,

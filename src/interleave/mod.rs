@@ -101,6 +101,24 @@ impl Method {
         }
     }
 
+    /// The most rankers one shown list of this method may compare: 2 for the pairwise methods.
+    pub fn max_rankers(&self) -> usize {
+        match self {
+            Method::TeamDraft(_) | Method::Balanced | Method::Probabilistic { .. } => 2,
+            Method::Optimized => 2,
+            Method::TeamDraftMultileave => usize::MAX,
+            Method::ProbabilisticMultileave { .. } => MAX_PROBABILISTIC_MULTILEAVE_RANKERS,
+        }
+    }
+
+    /// Whether the method merges any number of lists (multileaving) rather than exactly two.
+    pub fn is_multileave(&self) -> bool {
+        matches!(
+            self,
+            Method::TeamDraftMultileave | Method::ProbabilisticMultileave { .. }
+        )
+    }
+
     /// The method with default options, from its snake_case name.
     pub fn from_name(name: &str) -> Option<Method> {
         Some(match name {

@@ -15,6 +15,8 @@ pub struct ExperimentRow {
     pub policy: Value,
     pub tie_rule: String,
     pub interleaving: Value,
+    /// Rankers compared per query: 2 for a duel, more for multileaving.
+    pub rankers_per_query: i32,
     pub attribution_window_secs: i64,
     pub seed: i64,
     pub created_at: chrono::DateTime<chrono::Utc>,
@@ -35,6 +37,7 @@ pub struct NewExperiment<'a> {
     pub policy: Value,
     pub tie_rule: &'a str,
     pub interleaving: Value,
+    pub rankers_per_query: i32,
     pub attribution_window_secs: i64,
     pub seed: i64,
     pub policy_state: Value,
@@ -44,8 +47,9 @@ pub async fn insert(pool: &PgPool, new: NewExperiment<'_>) -> Result<i64, StoreE
     let mut tx = pool.begin().await?;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO experiments
-             (name, status, policy, tie_rule, interleaving, attribution_window_secs, seed)
-         VALUES ($1, 'running', $2, $3, $4, $5, $6) RETURNING id",
+             (name, status, policy, tie_rule, interleaving, attribution_window_secs, seed,
+              rankers_per_query)
+         VALUES ($1, 'running', $2, $3, $4, $5, $6, $7) RETURNING id",
     )
     .bind(new.name)
     .bind(&new.policy)
@@ -53,6 +57,7 @@ pub async fn insert(pool: &PgPool, new: NewExperiment<'_>) -> Result<i64, StoreE
     .bind(&new.interleaving)
     .bind(new.attribution_window_secs)
     .bind(new.seed)
+    .bind(new.rankers_per_query)
     .fetch_one(&mut *tx)
     .await?;
     let idx: Vec<i32> = (0..new.rankers.len() as i32).collect();
@@ -84,14 +89,15 @@ fn experiment_from_row(row: &sqlx::postgres::PgRow) -> Result<ExperimentRow, sql
         policy: row.try_get("policy")?,
         tie_rule: row.try_get("tie_rule")?,
         interleaving: row.try_get("interleaving")?,
+        rankers_per_query: row.try_get("rankers_per_query")?,
         attribution_window_secs: row.try_get("attribution_window_secs")?,
         seed: row.try_get("seed")?,
         created_at: row.try_get("created_at")?,
     })
 }
 
-const EXPERIMENT_COLUMNS: &str =
-    "id, name, status, policy, tie_rule, interleaving, attribution_window_secs, seed, created_at";
+const EXPERIMENT_COLUMNS: &str = "id, name, status, policy, tie_rule, interleaving, rankers_per_query, attribution_window_secs, \
+     seed, created_at";
 
 /// A live (not deleted) experiment.
 pub async fn get<'e, E: sqlx::PgExecutor<'e>>(

@@ -17,7 +17,13 @@ pub struct OutcomeRow {
     /// `None` for a tie.
     pub winner: Option<i32>,
     pub issued_at: chrono::DateTime<chrono::Utc>,
+    /// A multi-ranker query's rankers and pair results (see the `outcomes` table).
+    pub set: Option<(Vec<i32>, Vec<i16>)>,
 }
+
+/// What is on record for a duel: its winner (`None` = tie) and, for a multi-ranker query, its
+/// pair results.
+pub type Recorded = (Option<i32>, Option<Vec<i16>>);
 
 /// Inserts the rows; returns the duel ids that were new (the others were recorded before).
 pub async fn insert_new(
@@ -30,9 +36,43 @@ pub async fn insert_new(
     let seconds: Vec<i32> = rows.iter().map(|r| r.second).collect();
     let winners: Vec<Option<i32>> = rows.iter().map(|r| r.winner).collect();
     let issued: Vec<chrono::DateTime<chrono::Utc>> = rows.iter().map(|r| r.issued_at).collect();
+    if rows.iter().all(|r| r.set.is_none()) {
+        // The pairwise path, as it always was: no array columns to fill.
+        let inserted = sqlx::query_scalar(
+            "INSERT INTO outcomes (duel_id, experiment_id, first_idx, second_idx, winner_idx, issued_at)
+             SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::int[], $4::int[], $5::int[], $6::timestamptz[])
+             ON CONFLICT (duel_id) DO NOTHING RETURNING duel_id",
+        )
+        .bind(&duel_ids)
+        .bind(&experiments)
+        .bind(&firsts)
+        .bind(&seconds)
+        .bind(&winners)
+        .bind(&issued)
+        .fetch_all(&mut **tx)
+        .await?;
+        return Ok(inserted);
+    }
+    // Arrays of arrays must be rectangular in Postgres, so the per-row arrays travel as JSON
+    // text and are turned back into int[] and smallint[] by the query.
+    let sets: Vec<Option<String>> = rows
+        .iter()
+        .map(|r| {
+            r.set
+                .as_ref()
+                .map(|(rankers, results)| serde_json::json!([rankers, results]).to_string())
+        })
+        .collect();
     let inserted = sqlx::query_scalar(
-        "INSERT INTO outcomes (duel_id, experiment_id, first_idx, second_idx, winner_idx, issued_at)
-         SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::int[], $4::int[], $5::int[], $6::timestamptz[])
+        "INSERT INTO outcomes
+             (duel_id, experiment_id, first_idx, second_idx, winner_idx, issued_at, rankers, results)
+         SELECT d, e, f, s, w, i,
+                CASE WHEN j IS NULL THEN NULL ELSE
+                    ARRAY(SELECT jsonb_array_elements_text(j::jsonb -> 0)::int) END,
+                CASE WHEN j IS NULL THEN NULL ELSE
+                    ARRAY(SELECT jsonb_array_elements_text(j::jsonb -> 1)::smallint) END
+         FROM UNNEST($1::uuid[], $2::bigint[], $3::int[], $4::int[], $5::int[],
+                     $6::timestamptz[], $7::text[]) AS t(d, e, f, s, w, i, j)
          ON CONFLICT (duel_id) DO NOTHING RETURNING duel_id",
     )
     .bind(&duel_ids)
@@ -41,6 +81,7 @@ pub async fn insert_new(
     .bind(&seconds)
     .bind(&winners)
     .bind(&issued)
+    .bind(&sets)
     .fetch_all(&mut **tx)
     .await?;
     Ok(inserted)
@@ -61,18 +102,24 @@ pub async fn delete(
     Ok(())
 }
 
-/// The recorded winner (`None` = tie) of each of these duels that has an outcome.
+/// What is on record for each of these duels that has an outcome.
 pub async fn recorded(
     tx: &mut Transaction<'_, Postgres>,
     duel_ids: &[Uuid],
-) -> Result<Vec<(Uuid, Option<i32>)>, StoreError> {
-    let rows =
-        sqlx::query("SELECT duel_id, winner_idx FROM outcomes WHERE duel_id = ANY($1::uuid[])")
-            .bind(duel_ids)
-            .fetch_all(&mut **tx)
-            .await?;
+) -> Result<Vec<(Uuid, Recorded)>, StoreError> {
+    let rows = sqlx::query(
+        "SELECT duel_id, winner_idx, results FROM outcomes WHERE duel_id = ANY($1::uuid[])",
+    )
+    .bind(duel_ids)
+    .fetch_all(&mut **tx)
+    .await?;
     rows.iter()
-        .map(|r| Ok((r.try_get("duel_id")?, r.try_get("winner_idx")?)))
+        .map(|r| {
+            Ok((
+                r.try_get("duel_id")?,
+                (r.try_get("winner_idx")?, r.try_get("results")?),
+            ))
+        })
         .collect()
 }
 
