@@ -212,6 +212,84 @@ async fn pages_show_the_experiment_and_refresh_themselves() {
     b.close().await;
 }
 
+/// A multi-ranker experiment's page says how many rankers a query compares, and its leaderboard
+/// and heatmap count the pairwise results of its multileaved queries.
+#[tokio::test]
+async fn a_multi_ranker_experiment_shows_its_queries_as_pairs() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let app = spawn_app().await;
+    let rankers = ["f1", "f2", "f3", "f4", "f5", "f6"];
+    let (s, e) = app
+        .post(
+            "/v1/experiments",
+            json!({"name": "multileaved", "rankers": rankers, "policy": {"name": "mdb"},
+                   "rankers_per_query": 4, "seed": 1}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{e}");
+    let id = e["id"].as_i64().unwrap();
+    // Every query ranks its rankers by name, f1 best: f1 becomes the champion.
+    let mut decided = 0;
+    for _ in 0..40 {
+        let (s, d) = app
+            .post(&format!("/v1/experiments/{id}/duels"), json!({}))
+            .await;
+        assert_eq!(s, StatusCode::OK, "{d}");
+        let mut shown: Vec<String> = d["rankers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_str().unwrap().to_string())
+            .collect();
+        shown.sort();
+        let n = shown.len();
+        decided += n * (n - 1) / 2;
+        let (s, r) = app
+            .post(
+                "/v1/outcomes",
+                json!({"duel_token": d["duel_token"], "ordering": shown}),
+            )
+            .await;
+        assert_eq!(s, StatusCode::OK, "{r}");
+    }
+    let api = app.experiment(id).await;
+    assert_eq!(api["outcomes_applied"], decided);
+    assert_eq!(api["champion"]["ranker"], "f1");
+
+    let b = Browser::start(1400, 1000).await;
+    b.goto(&format!("{}/ui/experiments/{id}", app.base)).await;
+    b.wait_for("body[data-loaded]").await;
+    let settings = b.text("#interleaving").await;
+    assert!(
+        settings.contains("up to 4 (multileaved)") && settings.contains("team draft multileave"),
+        "{settings}"
+    );
+    assert!(b.text("#champion-text").await.contains("f1"));
+    let summary = b.text("#champion-detail").await;
+    assert!(
+        summary.contains(&format!("{decided} pairwise outcomes")),
+        "{summary}"
+    );
+    assert_eq!(b.all("#leaderboard tbody tr").await.len(), 6);
+    b.until(
+        "the leaderboard counts every pairwise result",
+        &format!(
+            "return [...document.querySelectorAll('#leaderboard tbody tr td:nth-child(4)')]
+                .reduce((s, td) => s + Number(td.textContent.replace(/,/g, '')), 0) === {decided}"
+        ),
+    )
+    .await;
+    assert_eq!(
+        b.js("return document.querySelectorAll('#heatmap td').length")
+            .await,
+        json!(36)
+    );
+    let errors = b.console_errors().await;
+    assert!(errors.is_empty(), "console errors: {errors:?}");
+    b.close().await;
+    app.stop().await;
+}
+
 const ADMIN: &str = "admin-key-0123456789";
 const READ: &str = "read-key-0123456789ab";
 

@@ -29,7 +29,12 @@
     const bits = [c.confident ? "Confident at 95%." : "Not yet confident."];
     if (c.condorcet_candidate !== null && c.condorcet_candidate !== c.ranker) bits.push(`Empirical Condorcet candidate: ${c.condorcet_candidate}.`);
     if (c.policy_belief !== null && c.policy_belief !== c.ranker) bits.push(`The policy believes in ${c.policy_belief}.`);
-    bits.push(`${number(d.outcomes_applied)} outcomes, ${number(d.ties_recorded)} ties, ${number(d.duels_issued)} duels issued.`);
+    if (d.rankers_per_query > 2) {
+      // A multileaved query records a result for every pair of its rankers.
+      bits.push(`${number(d.outcomes_applied)} pairwise outcomes, ${number(d.ties_recorded)} ties, from ${number(d.duels_issued)} queries issued.`);
+    } else {
+      bits.push(`${number(d.outcomes_applied)} outcomes, ${number(d.ties_recorded)} ties, ${number(d.duels_issued)} duels issued.`);
+    }
     more.append(bits.join(" "));
   }
 
@@ -93,6 +98,7 @@
     const dl = clear(document.getElementById("interleaving"));
     const s = d.interleaving;
     const add = (k, v) => dl.append(el("dt", null, k), el("dd", null, v));
+    add("Rankers per query", d.rankers_per_query > 2 ? `up to ${d.rankers_per_query} (multileaved)` : "2 (a duel)");
     add("Method", s.method.replaceAll("_", " "));
     add("List length", s.max_length);
     for (const [k, v] of Object.entries(s.options || {})) add(k.replaceAll("_", " "), typeof v === "object" ? JSON.stringify(v) : String(v));
