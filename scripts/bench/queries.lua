@@ -1,19 +1,20 @@
--- Full queries, as a search backend makes them: ask for a duel, post both rankers' 10-document
--- lists to get the interleaving, then post the clicks (positions 0 and 3 of the shown list).
--- Each response queues the query's next request; a connection with nothing queued starts a new
--- query. Every request of a query is a separate round trip, as in production.
+-- Full queries, as a search backend makes them: ask for a duel, post each of its rankers'
+-- 10-document lists to get the interleaving (or multileaving), then post the clicks (positions 0
+-- and 3 of the shown list). Each response queues the query's next request; a connection with
+-- nothing queued starts a new query. Every request of a query is a separate round trip, as in
+-- production. BENCH_QUERY_EXPERIMENT picks the experiment (BENCH_EXPERIMENT by default).
 function init(args)
   queue = {}
-  duel_path = "/v1/experiments/" .. os.getenv("BENCH_EXPERIMENT") .. "/duels"
+  local id = os.getenv("BENCH_QUERY_EXPERIMENT") or os.getenv("BENCH_EXPERIMENT")
+  duel_path = "/v1/experiments/" .. id .. "/duels"
   wrk.headers["Content-Type"] = "application/json"
 end
--- Ten document ids per ranker: overlapping lists, as two rankers of one query return.
+-- Ten document ids per ranker: overlapping lists, as the rankers of one query return.
 local function list_json(offset)
   local docs = {}
-  for i = 1, 10 do docs[i] = '"doc' .. ((i + offset) % 15) .. '"' end
+  for i = 1, 10 do docs[i] = '"doc' .. ((i + offset) % 30) .. '"' end
   return "[" .. table.concat(docs, ",") .. "]"
 end
-local list_a, list_b = list_json(0), list_json(3)
 function request()
   local next = table.remove(queue, 1)
   if next then return next end
@@ -22,15 +23,16 @@ end
 function response(status, headers, body)
   local duel = body:match('"duel_token":"([^"]+)"')
   if duel then
-    local a, b = body:match('"rankers":%["([^"]+)","([^"]+)"%]')
-    local lists
-    if a == b then
-      lists = '{"' .. a .. '":' .. list_a .. '}'
-    else
-      lists = '{"' .. a .. '":' .. list_a .. ',"' .. b .. '":' .. list_b .. '}'
+    -- One list per distinct ranker (a ranker compared with itself takes one list).
+    local names, seen, lists = body:match('"rankers":%[([^%]]*)%]'), {}, {}
+    for name in names:gmatch('"([^"]+)"') do
+      if not seen[name] then
+        seen[name] = true
+        lists[#lists + 1] = '"' .. name .. '":' .. list_json(3 * #lists)
+      end
     end
     table.insert(queue, wrk.format("POST", "/v1/interleavings", nil,
-      '{"duel_token":"' .. duel .. '","lists":' .. lists .. '}'))
+      '{"duel_token":"' .. duel .. '","lists":{' .. table.concat(lists, ",") .. '}}'))
     return
   end
   local il = body:match('"interleaving_token":"([^"]+)"')
