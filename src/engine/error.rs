@@ -18,6 +18,9 @@ pub enum EngineError {
     ExpiredToken,
     #[error("this duel already has a different outcome recorded (winner: {recorded})")]
     OutcomeConflict { recorded: String },
+    /// A multi-ranker query already has different pair results on record (409, as above).
+    #[error("this query already has different pair results recorded; an outcome is recorded once")]
+    PairResultsConflict,
     #[error("the database is unavailable; nothing was recorded, retry later")]
     Unavailable,
     #[error("internal error: {0}")]

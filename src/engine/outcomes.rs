@@ -224,9 +224,7 @@ impl Engine {
             Written::SetConflict => {
                 metrics::counter!("joust_outcomes_rejected_total", "reason" => "conflict")
                     .increment(1);
-                Err(EngineError::OutcomeConflict {
-                    recorded: "different pair results".to_string(),
-                })
+                Err(EngineError::PairResultsConflict)
             }
             Written::UnknownExperiment => {
                 Err(EngineError::UnknownExperiment(pending.experiment_id))

@@ -44,7 +44,9 @@ impl From<EngineError> for ApiError {
             EngineError::Conflict { code, .. } => (StatusCode::CONFLICT, code),
             EngineError::InvalidToken => (StatusCode::BAD_REQUEST, "invalid_token"),
             EngineError::ExpiredToken => (StatusCode::GONE, "duel_expired"),
-            EngineError::OutcomeConflict { .. } => (StatusCode::CONFLICT, "outcome_conflict"),
+            EngineError::OutcomeConflict { .. } | EngineError::PairResultsConflict => {
+                (StatusCode::CONFLICT, "outcome_conflict")
+            }
             EngineError::Unavailable => (StatusCode::SERVICE_UNAVAILABLE, "database_unavailable"),
             EngineError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
