@@ -418,3 +418,59 @@ async fn a_simulated_backend_finds_the_best_feature_with_eight_rankers_per_query
     assert_eq!(d["concluded"], true);
     app.stop().await;
 }
+
+/// A restart loses nothing acknowledged: counts, matrix and champion come back, a query issued
+/// before it can still be clicked, and a retry of clicks acknowledged before it is a duplicate.
+#[tokio::test]
+async fn multi_ranker_results_survive_a_restart_exactly_once() {
+    let app = common::spawn_app().await;
+    let id = multi_experiment(&app, &names(6), "merge_dts", 4).await;
+    let mut acknowledged = Vec::new();
+    for i in 0..30 {
+        let (token, rankers) = query(&app, id).await;
+        let il = app.interleave(&token, own_lists(&rankers)).await;
+        let clicks =
+            json!({"interleaving_token": il["interleaving_token"], "click_positions": [i % 3]});
+        let (s, rec) = app.post("/v1/clicks", clicks.clone()).await;
+        assert_eq!(s, StatusCode::OK, "{rec}");
+        acknowledged.push((clicks, rec));
+    }
+    let before = app.experiment(id).await;
+    let (_, matrix_before) = app.get(&format!("/v1/experiments/{id}/matrix")).await;
+    let (token, rankers) = query(&app, id).await;
+    let pending = app.interleave(&token, own_lists(&rankers)).await;
+    let db = app.db_url.clone();
+    app.stop().await;
+
+    let app = common::spawn_app_on(&db, "").await;
+    let after = app.experiment(id).await;
+    for key in [
+        "version",
+        "outcomes_applied",
+        "ties_recorded",
+        "rankers",
+        "champion",
+    ] {
+        assert_eq!(before[key], after[key], "{key}");
+    }
+    let (_, matrix_after) = app.get(&format!("/v1/experiments/{id}/matrix")).await;
+    assert_eq!(matrix_before, matrix_after);
+    for (clicks, rec) in &acknowledged {
+        let (s, again) = app.post("/v1/clicks", clicks.clone()).await;
+        assert_eq!(s, StatusCode::OK, "{again}");
+        assert_eq!(again["status"], "duplicate");
+        assert_eq!(again["outcomes"], rec["outcomes"]);
+    }
+    let (s, rec) = app
+        .post(
+            "/v1/clicks",
+            json!({"interleaving_token": pending["interleaving_token"], "click_positions": [0]}),
+        )
+        .await;
+    assert_eq!(
+        (s, rec["status"].as_str()),
+        (StatusCode::OK, Some("recorded")),
+        "{rec}"
+    );
+    app.stop().await;
+}
