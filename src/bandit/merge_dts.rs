@@ -315,10 +315,33 @@ impl Policy for MergeDts {
         if heard.results.len() < 2 {
             return super::multi::feed_pairwise(self, view, heard, rng);
         }
-        super::merge_dts_set::learn_set(&mut self.tournament, view, heard, rng);
-        // Every pair of the query changed: no cell of the old tables may be reused.
-        self.tables = Cached(None);
-        self.rebuild_tables(view);
+        // The tables were in step before this query when they trail the evidence by exactly the
+        // results the policy hears (anything else, e.g. results involving retired arms, moved
+        // cells they did not see).
+        let total = evidence_total(view);
+        let in_step = self
+            .tables
+            .0
+            .as_ref()
+            .is_some_and(|t| t.synced + heard.results.len() as u64 == total);
+        let changed = super::merge_dts_set::learn_set(&mut self.tournament, view, heard, rng);
+        if !in_step {
+            self.tables = Cached(None);
+            return self.rebuild_tables(view);
+        }
+        // Only the query's pairs moved: refresh their cells, and rebuild (reusing every other
+        // cell) only when the batches changed.
+        let tables = self.tables.0.as_mut().expect("in step");
+        for result in &heard.results {
+            let (a, b) = result.arms();
+            for table in &mut tables.tables {
+                table.recompute(view, a, b);
+            }
+        }
+        tables.synced = total;
+        if changed {
+            self.rebuild_tables(view);
+        }
     }
 }
 
@@ -452,5 +475,79 @@ mod tests {
             let spec = PolicySpec::parse_cli(bad).unwrap();
             assert!(spec.params::<MergeDtsParams>(10).is_err(), "{bad}");
         }
+    }
+
+    /// After multi-ranker queries, the cached Phase I tables hold exactly the cells a fresh build
+    /// from the win matrix gives: refreshing only the query's pairs misses nothing.
+    #[test]
+    fn set_updates_keep_the_tables_equal_to_a_fresh_build() {
+        use crate::bandit::{PairResult, SetUpdate};
+        use rand::Rng;
+        let k = 24;
+        let mut rng = BanditRng::seed_from_u64(8);
+        let params = MergeDtsParams {
+            batch_size: 6,
+            c: 1.0,
+            ..MergeDtsParams::default()
+        };
+        let mut policy = MergeDts::new(params, k, &mut rng);
+        let mut w = WinMatrix::new(k);
+        let active = vec![true; k];
+        let mut compared = 0;
+        for step in 0..400 {
+            let view = View {
+                wins: &w,
+                active: &active,
+                ties: TieRule::Ignore,
+            };
+            let shown = policy.select_set(&view, 4, &mut rng).unwrap();
+            // Lower arms win more often, so batches shrink and merge over the run.
+            let mut results = Vec::new();
+            for x in 0..shown.len() {
+                for y in x + 1..shown.len() {
+                    let (a, b) = (shown[x], shown[y]);
+                    let p_first = if a < b { 0.8 } else { 0.2 };
+                    let pair = Pair::new(a, b);
+                    results.push(PairResult::Win(Win::of(
+                        pair,
+                        rng.random::<f64>() < p_first,
+                    )));
+                }
+            }
+            for r in &results {
+                if let PairResult::Win(win) = r {
+                    w.record_win(win.winner, win.loser);
+                }
+            }
+            let heard = SetUpdate {
+                arms: shown.clone(),
+                results,
+            };
+            let view = View {
+                wins: &w,
+                active: &active,
+                ties: TieRule::Ignore,
+            };
+            policy.update_set(&view, &heard, &mut rng);
+            for (b, batch) in policy.tournament().batches().iter().enumerate() {
+                let Some(cached) = policy.table(&view, b) else {
+                    continue;
+                };
+                let fresh = DuelTable::build(&view, batch, &[]);
+                compared += 1;
+                for x in 0..batch.len() {
+                    for y in 0..batch.len() {
+                        let (c, f) = (cached.get(x, y), fresh.get(x, y));
+                        assert!((c - f).abs() < 1e-12, "step {step}, batch {b}: {c} vs {f}");
+                    }
+                }
+            }
+        }
+        // Every step kept its tables (none fell back to building them per query), and batches
+        // shrank or merged along the way.
+        assert!(compared >= 400, "{compared}");
+        assert!(
+            policy.tournament().batches().len() < 4 || policy.tournament().survivors().len() < k
+        );
     }
 }

@@ -100,15 +100,16 @@ pub fn select_set<'a, R: Rng + ?Sized>(
 }
 
 /// Learns a query of two or more results (all already in `view`): the clock moves once per
-/// result and the tournament re-checks every batch. The caller rebuilds its Phase I tables.
+/// result and the tournament re-checks every batch. Returns whether the batches changed; the
+/// caller brings its Phase I tables up to date.
 pub fn learn_set<R: Rng + ?Sized>(
     tournament: &mut Tournament,
     view: &View,
     heard: &SetUpdate,
     rng: &mut R,
-) {
+) -> bool {
     let Some((last, before)) = heard.results.split_last() else {
-        return;
+        return false;
     };
     for _ in before {
         tournament.tick();
@@ -120,7 +121,7 @@ pub fn learn_set<R: Rng + ?Sized>(
         PairResult::Win(w) => (w.winner, w.loser, false),
         PairResult::Tie(a, b) => (a, b, true),
     };
-    tournament.record(view, a, b, tie, rng);
+    tournament.record(view, a, b, tie, rng)
 }
 
 #[cfg(test)]
