@@ -25,7 +25,8 @@ use crate::interleave::{MAX_OPTIMIZED_LEN, Method};
 use super::EngineError;
 
 /// The multileaving methods, as error messages list them.
-const MULTILEAVE_METHODS: &str = "team_draft_multileave, probabilistic_multileave";
+const MULTILEAVE_METHODS: &str =
+    "team_draft_multileave, probabilistic_multileave, sample_only_scored";
 
 /// Documents shown when the experiment does not say.
 pub const DEFAULT_MAX_LENGTH: usize = 10;
@@ -66,7 +67,7 @@ fn known_options(method: &str) -> Option<&'static [&'static str]> {
         "probabilistic" => &["tau"],
         "balanced" | "optimized" => &[],
         "team_draft_multileave" => &[],
-        "probabilistic_multileave" => &["tau"],
+        "probabilistic_multileave" | "sample_only_scored" => &["tau"],
         _ => return None,
     })
 }
@@ -139,7 +140,10 @@ impl InterleavingConfig {
         tagged.insert("method".into(), Value::String(name.into()));
         let method: Method = serde_json::from_value(Value::Object(tagged))
             .map_err(|e| invalid(format!("bad {name} options: {e}")))?;
-        if let Method::Probabilistic { tau } | Method::ProbabilisticMultileave { tau } = method {
+        if let Method::Probabilistic { tau }
+        | Method::ProbabilisticMultileave { tau }
+        | Method::SampleOnlyScored { tau } = method
+        {
             if !tau.is_finite() || !(0.0..=100.0).contains(&tau) {
                 return Err(invalid(format!("tau must be in [0, 100], got {tau}")));
             }

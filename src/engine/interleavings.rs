@@ -296,6 +296,7 @@ fn method_name(interleaving: &Interleaving<String>) -> &'static str {
         Interleaving::Optimized(_) => "optimized",
         Interleaving::TeamDraftMultileave(_) => "team_draft_multileave",
         Interleaving::ProbabilisticMultileave(_) => "probabilistic_multileave",
+        Interleaving::SampleOnlyScored(_) => "sample_only_scored",
     }
 }
 

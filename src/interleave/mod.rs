@@ -36,6 +36,7 @@ mod outcome;
 mod preferences;
 mod probabilistic;
 mod probabilistic_multileave;
+mod sample_only_scored;
 mod team_draft;
 
 pub use balanced::BalancedInterleaving;
@@ -49,6 +50,7 @@ pub use probabilistic::{DEFAULT_TAU, ProbabilisticInterleaving};
 pub use probabilistic_multileave::{
     MAX_PROBABILISTIC_MULTILEAVE_RANKERS, ProbabilisticMultileaveInterleaving,
 };
+pub use sample_only_scored::SampleOnlyScoredInterleaving;
 pub use team_draft::{Exhausted, SharedPrefix, Team, TeamDraftInterleaving, TeamDraftOptions};
 
 use rand::Rng;
@@ -82,6 +84,12 @@ pub enum Method {
         #[serde(default = "default_tau")]
         tau: f64,
     },
+    /// Sample-Only Scored Multileave (Brost et al. 2016): Team-Draft-like rounds, credit by each
+    /// ranker's rank of the clicked documents among the shown ones, 1 / rank^`tau`.
+    SampleOnlyScored {
+        #[serde(default = "default_tau")]
+        tau: f64,
+    },
 }
 
 fn default_tau() -> f64 {
@@ -98,6 +106,7 @@ impl Method {
             Method::Optimized => "optimized",
             Method::TeamDraftMultileave => "team_draft_multileave",
             Method::ProbabilisticMultileave { .. } => "probabilistic_multileave",
+            Method::SampleOnlyScored { .. } => "sample_only_scored",
         }
     }
 
@@ -106,7 +115,7 @@ impl Method {
         match self {
             Method::TeamDraft(_) | Method::Balanced | Method::Probabilistic { .. } => 2,
             Method::Optimized => 2,
-            Method::TeamDraftMultileave => usize::MAX,
+            Method::TeamDraftMultileave | Method::SampleOnlyScored { .. } => usize::MAX,
             Method::ProbabilisticMultileave { .. } => MAX_PROBABILISTIC_MULTILEAVE_RANKERS,
         }
     }
@@ -115,7 +124,9 @@ impl Method {
     pub fn is_multileave(&self) -> bool {
         matches!(
             self,
-            Method::TeamDraftMultileave | Method::ProbabilisticMultileave { .. }
+            Method::TeamDraftMultileave
+                | Method::ProbabilisticMultileave { .. }
+                | Method::SampleOnlyScored { .. }
         )
     }
 
@@ -128,6 +139,7 @@ impl Method {
             "optimized" => Method::Optimized,
             "team_draft_multileave" => Method::TeamDraftMultileave,
             "probabilistic_multileave" => Method::ProbabilisticMultileave { tau: DEFAULT_TAU },
+            "sample_only_scored" => Method::SampleOnlyScored { tau: DEFAULT_TAU },
             _ => return None,
         })
     }
@@ -189,6 +201,7 @@ pub enum Interleaving<D> {
     Optimized(OptimizedInterleaving<D>),
     TeamDraftMultileave(MultileaveInterleaving<D>),
     ProbabilisticMultileave(ProbabilisticMultileaveInterleaving<D>),
+    SampleOnlyScored(SampleOnlyScoredInterleaving<D>),
 }
 
 /// Interleaves `lists` (one per ranker, best first) with `method`, showing at most `max_len`
@@ -254,6 +267,18 @@ pub fn interleave<D: Doc, R: Rng + ?Sized>(
                 &lists, *tau, max_len, rng,
             ))
         }
+        Method::SampleOnlyScored { tau } => {
+            if !tau.is_finite() || *tau < 0.0 {
+                return Err(InterleaveError::BadTau(*tau));
+            }
+            if lists.len() < 2 {
+                return Err(InterleaveError::TooFewLists { got: lists.len() });
+            }
+            let lists: Vec<Vec<D>> = lists.iter().map(|l| dedup(l)).collect();
+            Interleaving::SampleOnlyScored(SampleOnlyScoredInterleaving::new(
+                &lists, *tau, max_len, rng,
+            ))
+        }
     })
 }
 
@@ -267,6 +292,7 @@ impl<D: Doc> Interleaving<D> {
             Interleaving::Optimized(i) => &i.shown,
             Interleaving::TeamDraftMultileave(i) => &i.shown,
             Interleaving::ProbabilisticMultileave(i) => &i.shown,
+            Interleaving::SampleOnlyScored(i) => &i.shown,
         }
     }
 
@@ -275,6 +301,7 @@ impl<D: Doc> Interleaving<D> {
         match self {
             Interleaving::TeamDraftMultileave(i) => i.rankers,
             Interleaving::ProbabilisticMultileave(i) => i.rankers,
+            Interleaving::SampleOnlyScored(i) => i.ranks.len(),
             _ => 2,
         }
     }
@@ -292,6 +319,7 @@ impl<D: Doc> Interleaving<D> {
             Interleaving::Optimized(i) => i.soft_outcome(&clicks),
             Interleaving::TeamDraftMultileave(i) => i.pairwise(&clicks, 0, 1),
             Interleaving::ProbabilisticMultileave(i) => i.preferences(&clicks).pair(0, 1),
+            Interleaving::SampleOnlyScored(i) => i.preferences(&clicks).pair(0, 1),
         }
     }
 
@@ -311,6 +339,7 @@ impl<D: Doc> Interleaving<D> {
             Interleaving::Optimized(i) => i.ranker_credit(&clicks).to_vec(),
             Interleaving::TeamDraftMultileave(i) => i.ranker_credit(&clicks),
             Interleaving::ProbabilisticMultileave(i) => i.preferences(&clicks).credits().to_vec(),
+            Interleaving::SampleOnlyScored(i) => i.preferences(&clicks).credits().to_vec(),
         }
     }
 
@@ -322,7 +351,9 @@ impl<D: Doc> Interleaving<D> {
             Interleaving::TeamDraftMultileave(m) => {
                 m.pairwise(&normalise_clicks(clicks, m.shown.len()), i, j)
             }
-            Interleaving::ProbabilisticMultileave(_) => self.preferences(clicks).pair(i, j),
+            Interleaving::ProbabilisticMultileave(_) | Interleaving::SampleOnlyScored(_) => {
+                self.preferences(clicks).pair(i, j)
+            }
             _ if i == j => SoftOutcome::TIE,
             _ if i == 0 => self.soft_outcome(clicks),
             _ => self.soft_outcome(clicks).swapped(),
@@ -334,6 +365,9 @@ impl<D: Doc> Interleaving<D> {
     pub fn preferences(&self, clicks: &[usize]) -> Preferences {
         match self {
             Interleaving::ProbabilisticMultileave(i) => {
+                i.preferences(&normalise_clicks(clicks, i.shown.len()))
+            }
+            Interleaving::SampleOnlyScored(i) => {
                 i.preferences(&normalise_clicks(clicks, i.shown.len()))
             }
             _ => Preferences::from_fn(self.ranker_credit(clicks), |i, j| {

@@ -57,8 +57,9 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "MODEL", requires = "letor")]
     pub click_model: Option<ClickModel>,
 
-    /// With --letor, the interleaving method: team_draft, balanced, probabilistic, optimized,
-    /// team_draft_multileave.
+    /// With --letor, the interleaving method: team_draft, balanced, probabilistic, optimized
+    /// (two rankers per query), team_draft_multileave, probabilistic_multileave,
+    /// sample_only_scored (any number; see --rankers-per-query).
     #[arg(long, value_name = "METHOD", requires = "letor", value_parser = parse_method)]
     pub method: Option<Method>,
 

@@ -26,7 +26,8 @@ pub struct PrefmatrixArgs {
     /// Simulated user: perfect, navigational, informational (5 grades; add :2 for 2 grades), random.
     #[arg(long, default_value = "perfect")]
     pub click_model: ClickModel,
-    /// Interleaving method: team_draft, balanced, probabilistic, optimized, team_draft_multileave.
+    /// Interleaving method: team_draft, balanced, probabilistic, optimized, team_draft_multileave,
+    /// probabilistic_multileave, sample_only_scored.
     #[arg(long, default_value = "team_draft", value_parser = parse_method)]
     pub method: Method,
     /// Softmax exponent for --method probabilistic.
@@ -54,16 +55,20 @@ pub fn parse_method(s: &str) -> Result<Method, String> {
     Method::from_name(s).ok_or_else(|| {
         format!(
             "unknown method '{s}'; known: team_draft, balanced, probabilistic, optimized, \
-             team_draft_multileave"
+             team_draft_multileave, probabilistic_multileave, sample_only_scored"
         )
     })
 }
 
-/// The method with its command-line options applied: `--tau` sets Probabilistic's exponent and
-/// is ignored by the other methods.
+/// The method with its command-line options applied: `--tau` sets the exponent of the methods
+/// that have one (Probabilistic, Probabilistic Multileave, Sample-Only Scored) and is ignored by
+/// the others.
 pub fn with_options(method: &Method, tau: f64) -> Method {
     let mut method = method.clone();
-    if let Method::Probabilistic { tau: t } = &mut method {
+    if let Method::Probabilistic { tau: t }
+    | Method::ProbabilisticMultileave { tau: t }
+    | Method::SampleOnlyScored { tau: t } = &mut method
+    {
         *t = tau;
     }
     method
