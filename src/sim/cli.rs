@@ -4,6 +4,7 @@
 //! joust simulate --matrix PATH_OR_SCENARIO --policy SPEC [--policy SPEC ...] --steps N --runs R
 //!     --seed S --threads T --out DIR [--subset K] [--delay D] [--batch B]
 //! joust simulate --letor FILE --click-model MODEL --method METHOD [--tau T] --policy SPEC ...
+//!     [--rankers-per-query M]
 //! ```
 //!
 //! With `--matrix`, a duel is a draw from the preference matrix. With `--letor`, interleaving and
@@ -11,7 +12,10 @@
 //! order before each run's shuffle), and a duel interleaves the two rankers' top-10 lists for a
 //! random query and credits a simulated user's clicks ([`super::click_environment`]). Regret is
 //! then NDCG@10 utility regret and accuracy counts champions that are the best feature by NDCG@10
-//! ([`super::letor_source`]).
+//! ([`super::letor_source`]). With `--rankers-per-query M` above 2, each step compares up to M
+//! rankers through one multileaved list ([`super::multi_runner`]). Every `--letor` run also
+//! reports what users saw: clicks per query and the NDCG@10 of the shown lists
+//! ([`super::user_measures`]).
 //!
 //! Writes `summary.json`, `curves.csv`, `regret.{svg,png}` and `accuracy.{svg,png}` into DIR.
 
@@ -105,6 +109,12 @@ pub struct SimulateArgs {
     #[arg(long, default_value_t = 1, value_name = "B")]
     pub batch: usize,
 
+    /// With --letor: rankers compared per query. Above 2, each step multileaves up to M rankers'
+    /// lists (--method team_draft_multileave, sample_only_scored or probabilistic_multileave)
+    /// and the policy learns every pair's result (mdb, ucb_candidates, self_sparring, merge_dts).
+    #[arg(long, default_value_t = 2, value_name = "M")]
+    pub rankers_per_query: usize,
+
     /// Checkpoints per factor of ten steps (log-spaced; the last is always --steps).
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub checkpoints_per_decade: u32,
@@ -158,7 +168,11 @@ pub fn simulation(args: &SimulateArgs) -> anyhow::Result<Simulation> {
             batch: args.batch,
         },
         checkpoints_per_decade: args.checkpoints_per_decade,
+        rankers_per_query: args.rankers_per_query,
     };
+    if args.rankers_per_query < 2 {
+        anyhow::bail!("--rankers-per-query must be at least 2");
+    }
     sim.validate()?;
     Ok(sim)
 }
@@ -212,10 +226,11 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
     );
     if let Some(letor) = &summary.letor {
         println!(
-            "{} queries, {} clicks, {} interleaving; NDCG@{} regret, best: {}",
+            "{} queries, {} clicks, {} interleaving, {} rankers per query; NDCG@{} regret, best: {}",
             letor.queries,
             letor.click_model,
             letor.interleaving.name(),
+            letor.rankers_per_query,
             letor.list_len,
             summary
                 .winners
@@ -229,6 +244,12 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
             "{:<50} {:>12.0} steps/s/thread   regret {:>12.1} +- {:<10.1} accuracy {:.2}",
             p.policy, p.steps_per_second, last.regret_mean, last.regret_stderr, last.accuracy
         );
+        if let (Some(clicks), Some(ndcg)) = (last.clicks, last.shown_ndcg) {
+            println!(
+                "{:<50} last window: {:.3} +- {:.3} clicks per query, shown NDCG@10 {:.4} +- {:.4}",
+                "", clicks.mean, clicks.stderr, ndcg.mean, ndcg.stderr
+            );
+        }
     }
     for f in files {
         println!("wrote {}", f.display());

@@ -13,6 +13,11 @@
 //! those probabilities, so a duel's expected outcome is the same as the
 //! unmarginalised method's and as the matrix `joust prefmatrix` estimates.
 //!
+//! A query of m > 2 rankers ([`ClickEnvironment::query`], for `--rankers-per-query`) multileaves
+//! their lists with the method, and every pair of them gets the result the method's judgement
+//! gives (drawn from it when it is spread): a win, a loss, or a tie when nothing told them apart.
+//! Every shown list also feeds the users' measures ([`super::user_measures`]).
+//!
 //! Optimized interleaving solves an LP per pair of lists; an environment keeps the solution of
 //! each (arm pair, query) it has met (up to a cap), so a run pays for each at most once.
 
@@ -24,7 +29,8 @@ use super::clicks::ClickModel;
 use super::environment::{Environment, Outcome};
 use super::letor::LetorData;
 use super::prefmatrix::FeatureRankers;
-use crate::bandit::{BanditRng, Pair};
+use super::user_measures::UserMeasures;
+use crate::bandit::{Arm, BanditRng, Pair, SetOutcome};
 use crate::interleave::{self, Interleaving, Method, OptimizedDistribution, SoftOutcome};
 
 /// Optimized interleaving's solutions kept per run at most (a few KB each): past it, new pairs of
@@ -42,6 +48,12 @@ pub struct ClickData {
     pub method: Method,
     pub click_model: ClickModel,
     pub list_len: usize,
+    /// Per query: the ideal DCG@`list_len` (0 when no document is relevant).
+    pub ideal_dcg: Vec<f64>,
+    /// Each ranker's expected clicks per query on its own list.
+    pub expected_clicks: Vec<f64>,
+    /// Share of queries with a relevant document (where NDCG is defined).
+    pub defined_share: f64,
 }
 
 impl ClickData {
@@ -75,12 +87,40 @@ impl ClickData {
             .iter()
             .map(|&f| data.feature_ndcg(f, list_len))
             .collect();
+        let ideal_dcg: Vec<f64> = rankers
+            .grades
+            .iter()
+            .map(|grades| {
+                let mut ideal = grades.clone();
+                ideal.sort_unstable_by(|a, b| b.cmp(a));
+                dcg(ideal.iter().copied(), list_len)
+            })
+            .collect();
+        let queries = rankers.grades.len() as f64;
+        let expected_clicks = rankers
+            .lists
+            .iter()
+            .map(|lists| {
+                lists
+                    .iter()
+                    .zip(&rankers.grades)
+                    .map(|(list, grades)| {
+                        click_model.expected_clicks(list.iter().map(|&d| grades[d as usize]))
+                    })
+                    .sum::<f64>()
+                    / queries
+            })
+            .collect();
+        let defined_share = ideal_dcg.iter().filter(|&&d| d > 0.0).count() as f64 / queries;
         Ok(ClickData {
             rankers,
             ndcg,
             method,
             click_model,
             list_len,
+            ideal_dcg,
+            expected_clicks,
+            defined_share,
         })
     }
 
@@ -95,6 +135,15 @@ impl ClickData {
     }
 }
 
+/// DCG@k with gain 2^grade - 1 and discount 1 / log2(position + 1), as [`super::letor::ndcg`].
+fn dcg(grades: impl Iterator<Item = u8>, k: usize) -> f64 {
+    grades
+        .take(k)
+        .enumerate()
+        .map(|(i, g)| (2f64.powi(g as i32) - 1.0) / (i as f64 + 2.0).log2())
+        .sum()
+}
+
 /// One run's environment: arm a is feature ranker `arms[a]` of the shared data.
 #[derive(Debug)]
 pub struct ClickEnvironment<'a> {
@@ -104,6 +153,7 @@ pub struct ClickEnvironment<'a> {
     clicks: Vec<usize>,
     /// Optimized interleaving's distributions by (ranker A, ranker B, query).
     optimized: HashMap<(usize, usize, usize), OptimizedDistribution<u32>>,
+    measures: UserMeasures,
 }
 
 impl<'a> ClickEnvironment<'a> {
@@ -118,7 +168,64 @@ impl<'a> ClickEnvironment<'a> {
             arms,
             clicks: Vec::with_capacity(data.list_len),
             optimized: HashMap::new(),
+            measures: UserMeasures::default(),
         }
+    }
+
+    /// A ranker shown alone: its expected measures, no query drawn (see [`super::user_measures`]).
+    fn shown_alone(&mut self, arm: Arm) {
+        let r = self.arms[arm];
+        self.measures.add_expected(
+            self.data.expected_clicks[r],
+            self.data.ndcg[r],
+            self.data.defined_share,
+        );
+    }
+
+    /// Lets the user of query `q` click on `shown` (into `self.clicks`) and records the measures.
+    fn show(&mut self, shown: &[u32], q: usize, rng: &mut (impl Rng + ?Sized)) {
+        let grades = &self.data.rankers.grades[q];
+        self.data.click_model.simulate(
+            shown.iter().map(|&d| grades[d as usize]),
+            rng,
+            &mut self.clicks,
+        );
+        let ideal = self.data.ideal_dcg[q];
+        let ndcg = (ideal > 0.0).then(|| {
+            dcg(
+                shown.iter().map(|&d| grades[d as usize]),
+                self.data.list_len,
+            ) / ideal
+        });
+        self.measures.add(self.clicks.len(), ndcg);
+    }
+
+    /// One query comparing the distinct arms `set` (as `select_set` returns them) through one
+    /// multileaved list: every pair's result, a win or a tie (drawn from the method's judgement
+    /// when it is spread). One arm is shown alone and compares nothing.
+    pub fn query<R: Rng + ?Sized>(&mut self, set: &[Arm], rng: &mut R) -> SetOutcome {
+        let mut outcome = SetOutcome::default();
+        if let [only] = set {
+            self.shown_alone(*only);
+            return outcome;
+        }
+        let q = rng.random_range(0..self.data.queries());
+        let lists: Vec<&[u32]> = set
+            .iter()
+            .map(|&a| &self.data.rankers.lists[self.arms[a]][q][..])
+            .collect();
+        let shown = interleave::interleave(&self.data.method, &lists, self.data.list_len, rng)
+            .expect("checked when the simulation was built");
+        self.show(shown.shown(), q, rng);
+        for p in shown.preferences(&self.clicks).sample(rng) {
+            let (a, b) = (set[p.i], set[p.j]);
+            match p.outcome {
+                interleave::Outcome::A => outcome.wins.push((a, b)),
+                interleave::Outcome::B => outcome.wins.push((b, a)),
+                interleave::Outcome::Tie => outcome.ties.push((a, b)),
+            }
+        }
+        outcome
     }
 
     /// The interleaving of rankers `a` (list A) and `b` for query `q`.
@@ -161,18 +268,18 @@ fn draw<R: Rng + ?Sized>(soft: SoftOutcome, rng: &mut R) -> Outcome {
 impl Environment for ClickEnvironment<'_> {
     fn duel<R: Rng + ?Sized>(&mut self, pair: Pair, rng: &mut R) -> Outcome {
         if pair.first == pair.second {
+            self.shown_alone(pair.first);
             return Outcome::Tie;
         }
         let (a, b) = (self.arms[pair.first], self.arms[pair.second]);
         let q = rng.random_range(0..self.data.queries());
         let shown = self.interleaving(a, b, q, rng);
-        let grades = &self.data.rankers.grades[q];
-        self.data.click_model.simulate(
-            shown.shown().iter().map(|&d| grades[d as usize]),
-            rng,
-            &mut self.clicks,
-        );
+        self.show(shown.shown(), q, rng);
         draw(shown.soft_outcome(&self.clicks), rng)
+    }
+
+    fn take_user_measures(&mut self) -> Option<(f64, f64)> {
+        Some(self.measures.take())
     }
 }
 

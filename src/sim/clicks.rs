@@ -82,6 +82,25 @@ impl ClickModel {
         }
     }
 
+    /// The expected number of clicks of one user on a list with these grades (best first):
+    /// what [`Self::simulate`] clicks on average, computed without drawing.
+    pub fn expected_clicks(&self, grades: impl IntoIterator<Item = u8>) -> f64 {
+        match self {
+            ClickModel::Random => grades.into_iter().count() as f64 / 2.0,
+            ClickModel::Cascade(c) => {
+                let top = c.click.len() - 1;
+                // P(the user reads this position), times the click probability there.
+                let (mut reads, mut clicks) = (1.0, 0.0);
+                for grade in grades {
+                    let g = (grade as usize).min(top);
+                    clicks += reads * c.click[g];
+                    reads *= 1.0 - c.click[g] * c.stop[g];
+                }
+                clicks
+            }
+        }
+    }
+
     /// Simulates one user on a list whose documents have the given relevance grades (best
     /// first); writes the clicked positions (0-based, ascending) into `clicks`.
     pub fn simulate<R: Rng + ?Sized>(

@@ -15,6 +15,12 @@ pub use crate::bandit::Outcome;
 /// query stream); a preference matrix does not need it.
 pub trait Environment {
     fn duel<R: Rng + ?Sized>(&mut self, pair: Pair, rng: &mut R) -> Outcome;
+
+    /// Clicks per query and NDCG of the shown lists since the last call, for environments with
+    /// simulated users ([`super::user_measures`]); `None` for a preference matrix.
+    fn take_user_measures(&mut self) -> Option<(f64, f64)> {
+        None
+    }
 }
 
 /// Users as a preference matrix: a duel of (i, j) is a Bernoulli(p_ij) draw (one uniform and one

@@ -100,9 +100,10 @@ impl LetorPlan {
     }
 
     /// The data, click model and method, for `summary.json`.
-    pub fn summary(&self) -> LetorSummary {
+    pub fn summary(&self, rankers_per_query: usize) -> LetorSummary {
         LetorSummary {
             file: self.file.clone(),
+            rankers_per_query,
             click_model: self.data.click_model.name().to_string(),
             interleaving: self.data.method.clone(),
             list_len: self.data.list_len,
@@ -168,7 +169,7 @@ mod tests {
         assert_eq!(r.winners(), &[4 - best]);
         assert_eq!(p.winners(), vec![format!("f{}", p.feature_ids[best])]);
         assert!(r.of_pair(4 - best, 4 - best).abs() < 1e-12);
-        assert!(p.summary().ndcg.len() == 5);
+        assert!(p.summary(2).ndcg.len() == 5);
     }
 
     #[test]

@@ -22,7 +22,9 @@ pub mod letor;
 pub mod letor_source;
 pub mod matrix;
 pub mod matrix_file;
+pub mod multi_runner;
 pub mod plot;
+pub mod plot_users;
 pub mod prefmatrix;
 pub mod prefmatrix_cli;
 pub mod regret;
@@ -34,6 +36,7 @@ pub mod source;
 pub mod summary;
 pub mod synthetic;
 pub mod thread_clock;
+pub mod user_measures;
 
 pub use matrix::PrefMatrix;
 pub use regret::{Regret, RegretKind};

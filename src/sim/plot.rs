@@ -22,10 +22,10 @@ const FONT_PATHS: [&str; 4] = [
     "/usr/share/fonts/TTF/DejaVuSans.ttf",
 ];
 
-const FONT: &str = "sans-serif";
+pub(super) const FONT: &str = "sans-serif";
 
 /// Matplotlib's default colour cycle, the palette of most of the papers' figures.
-const COLOURS: [RGBColor; 10] = [
+pub(super) const COLOURS: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -38,10 +38,10 @@ const COLOURS: [RGBColor; 10] = [
     RGBColor(23, 190, 207),
 ];
 
-const SIZE: (u32, u32) = (960, 640);
+pub(super) const SIZE: (u32, u32) = (960, 640);
 
 /// Registers the font once per process; the error says how to install one.
-fn ensure_font() -> Result<(), String> {
+pub(super) fn ensure_font() -> Result<(), String> {
     static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
     REGISTERED
         .get_or_init(|| {
@@ -252,5 +252,7 @@ pub fn write_plots(summary: &Summary, dir: &Path) -> Result<Vec<PathBuf>, String
         summary,
     )
     .map_err(context(&files[3]))?;
-    Ok(files.to_vec())
+    let mut written = files.to_vec();
+    written.extend(super::plot_users::write_user_plots(summary, dir)?);
+    Ok(written)
 }

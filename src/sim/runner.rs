@@ -35,9 +35,23 @@ pub struct RunRecord {
     pub regret: Vec<f64>,
     /// Whether the champion was a true winner at each checkpoint.
     pub correct: Vec<bool>,
+    /// With simulated users: clicks per query and NDCG@10 of the shown lists over the steps
+    /// since the previous checkpoint (empty for a preference matrix).
+    pub clicks: Vec<f64>,
+    pub shown_ndcg: Vec<f64>,
     pub steps: u64,
     /// Thread CPU time spent in selection, update and environment draws (checkpoints excluded).
     pub nanos: u64,
+}
+
+impl RunRecord {
+    /// Appends one checkpoint's users' measures, if the environment has users.
+    pub fn push_user_measures(&mut self, measures: Option<(f64, f64)>) {
+        if let Some((clicks, ndcg)) = measures {
+            self.clicks.push(clicks);
+            self.shown_ndcg.push(ndcg);
+        }
+    }
 }
 
 fn apply<R: rand::Rng + ?Sized>(
@@ -69,6 +83,8 @@ pub fn run_once<E: Environment>(
         regret_kind: regret.kind(),
         regret: Vec::with_capacity(checkpoints.len()),
         correct: Vec::with_capacity(checkpoints.len()),
+        clicks: Vec::new(),
+        shown_ndcg: Vec::new(),
         steps,
         nanos: 0,
     };
@@ -100,6 +116,7 @@ pub fn run_once<E: Environment>(
             record
                 .correct
                 .push(champion.is_some_and(|c| regret.is_winner(c)));
+            record.push_user_measures(environment.take_user_measures());
             next += 1;
             next_checkpoint = checkpoints.get(next).copied().unwrap_or(u64::MAX);
             started = ThreadClock::now();

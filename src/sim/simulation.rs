@@ -8,12 +8,13 @@ use super::click_environment::ClickEnvironment;
 use super::environment::MatrixEnvironment;
 use super::feedback::Feedback;
 use super::letor_source::LetorPlan;
+use super::multi_runner::run_once_multi;
 use super::regret::Regret;
 use super::runner::{RunRecord, SimError, run_once};
 use super::seeds::run_seed;
 use super::source::MatrixPlan;
 use super::summary::{PolicySummary, Summary, Timing};
-use crate::bandit::{AnyPolicy, BanditRng, PolicySpec};
+use crate::bandit::{AnyPolicy, BanditRng, Policy, PolicySpec};
 
 /// What answers the duels: a preference matrix, or clicks on interleaved LETOR rankings.
 #[derive(Debug, Clone)]
@@ -47,6 +48,9 @@ pub struct Simulation {
     pub seed: u64,
     pub feedback: Feedback,
     pub checkpoints_per_decade: u32,
+    /// Rankers compared per query: 2 (duels), or more through one multileaved list (`--letor`
+    /// only).
+    pub rankers_per_query: usize,
 }
 
 impl Simulation {
@@ -60,9 +64,46 @@ impl Simulation {
         if self.policies.is_empty() {
             return Err(SimError::Matrix("give at least one --policy".into()));
         }
+        let m = self.rankers_per_query;
+        if m > 2 {
+            self.validate_multi()?;
+        }
         let mut rng = BanditRng::seed_from_u64(0);
-        for (_, spec) in &self.policies {
-            AnyPolicy::build(spec, self.source.k(), &mut rng)?;
+        for (text, spec) in &self.policies {
+            let policy = AnyPolicy::build(spec, self.source.k(), &mut rng)?;
+            if policy.max_rankers_per_query() < m {
+                return Err(SimError::Matrix(format!(
+                    "--policy `{text}` compares at most {} rankers per query; \
+                     --rankers-per-query {m} needs mdb, ucb_candidates, self_sparring or merge_dts",
+                    policy.max_rankers_per_query()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// What m > 2 rankers per query needs: clicks on LETOR data, a multileaving method that
+    /// takes m lists, and immediate feedback.
+    fn validate_multi(&self) -> Result<(), SimError> {
+        let m = self.rankers_per_query;
+        let Source::Letor(plan) = &self.source else {
+            return Err(SimError::Matrix(
+                "--rankers-per-query above 2 needs --letor (a preference matrix answers duels)"
+                    .into(),
+            ));
+        };
+        let method = &plan.data.method;
+        if !method.is_multileave() || method.max_rankers() < m {
+            return Err(SimError::Matrix(format!(
+                "--rankers-per-query {m}: --method {} cannot merge {m} lists; use \
+                 team_draft_multileave, sample_only_scored or (up to 8) probabilistic_multileave",
+                method.name()
+            )));
+        }
+        if !self.feedback.is_immediate() {
+            return Err(SimError::Matrix(
+                "--delay and --batch work with duels only (--rankers-per-query 2)".into(),
+            ));
         }
         Ok(())
     }
@@ -98,6 +139,17 @@ impl Simulation {
                 let regret = plan.regret(&arms);
                 let k = arms.len();
                 let mut environment = ClickEnvironment::new(&plan.data, arms);
+                if self.rankers_per_query > 2 {
+                    return run_once_multi(
+                        spec,
+                        k,
+                        self.rankers_per_query,
+                        &mut environment,
+                        &regret,
+                        &checkpoints,
+                        &mut rng,
+                    );
+                }
                 run_once(
                     spec,
                     k,
@@ -166,7 +218,7 @@ impl Simulation {
             },
             Source::Letor(plan) => (
                 None,
-                Some(plan.summary()),
+                Some(plan.summary(self.rankers_per_query)),
                 plan.subset,
                 plan.subset.is_none().then(|| plan.winners()),
             ),

@@ -21,6 +21,34 @@ pub struct Checkpoint {
     /// Fraction of runs whose champion is the true winner (the Condorcet winner, or any
     /// Copeland winner when there is none; with `--letor`, a feature of highest NDCG@10).
     pub accuracy: f64,
+    /// With `--letor`: clicks per query on the shown list over the steps since the previous
+    /// checkpoint, mean over runs and its standard error (li-2020 Figure 5, left).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clicks: Option<MeanSe>,
+    /// With `--letor`: NDCG@10 of the shown lists over the same window (Figure 5, right).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shown_ndcg: Option<MeanSe>,
+}
+
+/// A mean over runs with its standard error (sample sd / sqrt(runs); 0 for one run).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MeanSe {
+    pub mean: f64,
+    pub stderr: f64,
+}
+
+impl MeanSe {
+    pub fn of(values: impl Iterator<Item = f64> + Clone) -> MeanSe {
+        let n = values.clone().count() as f64;
+        let mean = values.clone().sum::<f64>() / n;
+        let stderr = if n > 1.0 {
+            let var = values.map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+            (var / n).sqrt()
+        } else {
+            0.0
+        };
+        MeanSe { mean, stderr }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -49,6 +77,9 @@ pub struct LetorSummary {
     pub click_model: String,
     /// The interleaving method with its options.
     pub interleaving: Method,
+    /// Rankers compared per query (2: duels; more: one multileaved list).
+    #[serde(default = "two")]
+    pub rankers_per_query: usize,
     /// Length of every ranker's list and of the shown list (NDCG is cut at it too).
     pub list_len: usize,
     /// Queries duels were drawn from (those with at least one document).
@@ -56,6 +87,10 @@ pub struct LetorSummary {
     /// Every feature ranker's mean NDCG@`list_len`, in ascending feature-id order: the utilities
     /// behind the regret.
     pub ndcg: Vec<RankerNdcg>,
+}
+
+fn two() -> usize {
+    2
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -96,23 +131,20 @@ impl PolicySummary {
             .iter()
             .enumerate()
             .map(|(c, &step)| {
-                let mean = runs.iter().map(|r| r.regret[c]).sum::<f64>() / n;
-                let stderr = if runs.len() > 1 {
-                    let var = runs
-                        .iter()
-                        .map(|r| (r.regret[c] - mean).powi(2))
-                        .sum::<f64>()
-                        / (n - 1.0);
-                    (var / n).sqrt()
-                } else {
-                    0.0
-                };
+                let regret = MeanSe::of(runs.iter().map(|r| r.regret[c]));
                 let hits = runs.iter().filter(|r| r.correct[c]).count();
+                let measured = |values: fn(&RunRecord) -> &Vec<f64>| {
+                    runs.iter()
+                        .all(|r| values(r).len() > c)
+                        .then(|| MeanSe::of(runs.iter().map(move |r| values(r)[c])))
+                };
                 Checkpoint {
                     step,
-                    regret_mean: mean,
-                    regret_stderr: stderr,
+                    regret_mean: regret.mean,
+                    regret_stderr: regret.stderr,
                     accuracy: hits as f64 / n,
+                    clicks: measured(|r| &r.clicks),
+                    shown_ndcg: measured(|r| &r.shown_ndcg),
                 }
             })
             .collect();
@@ -162,16 +194,25 @@ impl Summary {
         let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
         writeln!(
             out,
-            "policy,regret_kind,step,regret_mean,regret_stderr,accuracy"
+            "policy,regret_kind,step,regret_mean,regret_stderr,accuracy,clicks_mean,clicks_stderr,\
+             shown_ndcg_mean,shown_ndcg_stderr"
         )?;
         for p in &self.policies {
             let kind = p.regret_kind.name();
             let name = p.policy.replace('"', "\"\"");
+            let pair = |m: Option<MeanSe>| {
+                m.map_or_else(|| ",".to_string(), |m| format!("{},{}", m.mean, m.stderr))
+            };
             for c in &p.checkpoints {
                 writeln!(
                     out,
-                    "\"{name}\",{kind},{},{},{},{}",
-                    c.step, c.regret_mean, c.regret_stderr, c.accuracy
+                    "\"{name}\",{kind},{},{},{},{},{},{}",
+                    c.step,
+                    c.regret_mean,
+                    c.regret_stderr,
+                    c.accuracy,
+                    pair(c.clicks),
+                    pair(c.shown_ndcg)
                 )?;
             }
         }
@@ -188,6 +229,8 @@ mod tests {
             regret_kind: RegretKind::Condorcet,
             regret,
             correct,
+            clicks: Vec::new(),
+            shown_ndcg: Vec::new(),
             steps: 10,
             nanos: 1000,
         }

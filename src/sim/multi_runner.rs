@@ -1,0 +1,66 @@
+//! One run of a multi-dueling policy on clicks (`joust simulate --letor ... --rankers-per-query
+//! m`, m > 2): every step the policy picks up to m rankers (`select_set`), their lists for a
+//! random query are multileaved, a simulated user clicks, and the policy learns every pair's
+//! result of that query in one `record_set` ([`ClickEnvironment::query`]).
+//!
+//! Regret of a step is the mean NDCG@10 utility regret of the rankers shown, `ndcg* - mean of
+//! ndcg_r over the shown set`, so a set of two is scored as a duel is. Feedback is immediate (the
+//! command line refuses `--delay` and `--batch` with m > 2). Timing and checkpoints are as in
+//! [`super::runner::run_once`].
+
+use super::click_environment::ClickEnvironment;
+use super::environment::Environment;
+use super::regret::Regret;
+use super::runner::{RunRecord, SimError};
+use super::thread_clock::ThreadClock;
+use crate::bandit::{BanditRng, BanditState, PolicySpec, TieRule};
+
+/// Runs `spec` with `m` rankers per query for `checkpoints.last()` steps on `k` arms.
+pub fn run_once_multi(
+    spec: &PolicySpec,
+    k: usize,
+    m: usize,
+    environment: &mut ClickEnvironment,
+    regret: &Regret,
+    checkpoints: &[u64],
+    rng: &mut BanditRng,
+) -> Result<RunRecord, SimError> {
+    let steps = *checkpoints.last().expect("at least one checkpoint");
+    let mut state = BanditState::new(spec, k, TieRule::Ignore, rng)?;
+    // A ranker's share of the regret when shown: of_pair(a, a) is ndcg* - ndcg_a.
+    let arm_regret: Vec<f64> = (0..k).map(|a| regret.of_pair(a, a)).collect();
+    let mut record = RunRecord {
+        regret_kind: regret.kind(),
+        regret: Vec::with_capacity(checkpoints.len()),
+        correct: Vec::with_capacity(checkpoints.len()),
+        clicks: Vec::with_capacity(checkpoints.len()),
+        shown_ndcg: Vec::with_capacity(checkpoints.len()),
+        steps,
+        nanos: 0,
+    };
+    let mut cumulative = 0.0;
+    let mut next = 0;
+    let mut next_checkpoint = checkpoints[0];
+    let mut started = ThreadClock::now();
+    for step in 1..=steps {
+        let set = state
+            .select_set(m, rng)
+            .map_err(|e| SimError::Matrix(e.to_string()))?;
+        cumulative += set.iter().map(|&a| arm_regret[a]).sum::<f64>() / set.len() as f64;
+        let outcome = environment.query(&set, rng);
+        state.record_set(&set, &outcome, rng)?;
+        if step == next_checkpoint {
+            record.nanos += started.elapsed_nanos();
+            let champion = state.champion().ranker;
+            record.regret.push(cumulative);
+            record
+                .correct
+                .push(champion.is_some_and(|c| regret.is_winner(c)));
+            record.push_user_measures(environment.take_user_measures());
+            next += 1;
+            next_checkpoint = checkpoints.get(next).copied().unwrap_or(u64::MAX);
+            started = ThreadClock::now();
+        }
+    }
+    Ok(record)
+}
