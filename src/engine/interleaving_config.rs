@@ -26,7 +26,7 @@ use super::EngineError;
 
 /// The multileaving methods, as error messages list them.
 const MULTILEAVE_METHODS: &str =
-    "team_draft_multileave, probabilistic_multileave, sample_only_scored";
+    "team_draft_multileave, probabilistic_multileave, sample_only_scored, pairwise_preference";
 
 /// Documents shown when the experiment does not say.
 pub const DEFAULT_MAX_LENGTH: usize = 10;
@@ -66,7 +66,7 @@ fn known_options(method: &str) -> Option<&'static [&'static str]> {
         "team_draft" => &["shared_prefix", "exhausted"],
         "probabilistic" => &["tau"],
         "balanced" | "optimized" => &[],
-        "team_draft_multileave" => &[],
+        "team_draft_multileave" | "pairwise_preference" => &[],
         "probabilistic_multileave" | "sample_only_scored" => &["tau"],
         _ => return None,
     })

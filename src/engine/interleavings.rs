@@ -297,6 +297,7 @@ fn method_name(interleaving: &Interleaving<String>) -> &'static str {
         Interleaving::TeamDraftMultileave(_) => "team_draft_multileave",
         Interleaving::ProbabilisticMultileave(_) => "probabilistic_multileave",
         Interleaving::SampleOnlyScored(_) => "sample_only_scored",
+        Interleaving::PairwisePreference(_) => "pairwise_preference",
     }
 }
 

@@ -33,6 +33,7 @@ mod lp;
 mod multileave;
 mod optimized;
 mod outcome;
+mod pairwise_preference;
 mod preferences;
 mod probabilistic;
 mod probabilistic_multileave;
@@ -45,6 +46,7 @@ pub use optimized::{
     MAX_OPTIMIZED_LEN, OptimizedDistribution, OptimizedInterleaving, optimized_distribution,
 };
 pub use outcome::{Outcome, SoftOutcome};
+pub use pairwise_preference::PairwisePreferenceInterleaving;
 pub use preferences::{Preference, Preferences};
 pub use probabilistic::{DEFAULT_TAU, ProbabilisticInterleaving};
 pub use probabilistic_multileave::{
@@ -90,6 +92,9 @@ pub enum Method {
         #[serde(default = "default_tau")]
         tau: f64,
     },
+    /// Pairwise Preference Multileaving (Oosterhuis & de Rijke 2017): uniform draws from the
+    /// rankers' top documents, credit by the debiased click preferences each ranker agrees with.
+    PairwisePreference,
 }
 
 fn default_tau() -> f64 {
@@ -107,6 +112,7 @@ impl Method {
             Method::TeamDraftMultileave => "team_draft_multileave",
             Method::ProbabilisticMultileave { .. } => "probabilistic_multileave",
             Method::SampleOnlyScored { .. } => "sample_only_scored",
+            Method::PairwisePreference => "pairwise_preference",
         }
     }
 
@@ -115,7 +121,9 @@ impl Method {
         match self {
             Method::TeamDraft(_) | Method::Balanced | Method::Probabilistic { .. } => 2,
             Method::Optimized => 2,
-            Method::TeamDraftMultileave | Method::SampleOnlyScored { .. } => usize::MAX,
+            Method::TeamDraftMultileave
+            | Method::SampleOnlyScored { .. }
+            | Method::PairwisePreference => usize::MAX,
             Method::ProbabilisticMultileave { .. } => MAX_PROBABILISTIC_MULTILEAVE_RANKERS,
         }
     }
@@ -127,6 +135,7 @@ impl Method {
             Method::TeamDraftMultileave
                 | Method::ProbabilisticMultileave { .. }
                 | Method::SampleOnlyScored { .. }
+                | Method::PairwisePreference
         )
     }
 
@@ -140,6 +149,7 @@ impl Method {
             "team_draft_multileave" => Method::TeamDraftMultileave,
             "probabilistic_multileave" => Method::ProbabilisticMultileave { tau: DEFAULT_TAU },
             "sample_only_scored" => Method::SampleOnlyScored { tau: DEFAULT_TAU },
+            "pairwise_preference" => Method::PairwisePreference,
             _ => return None,
         })
     }
@@ -202,6 +212,7 @@ pub enum Interleaving<D> {
     TeamDraftMultileave(MultileaveInterleaving<D>),
     ProbabilisticMultileave(ProbabilisticMultileaveInterleaving<D>),
     SampleOnlyScored(SampleOnlyScoredInterleaving<D>),
+    PairwisePreference(PairwisePreferenceInterleaving<D>),
 }
 
 /// Interleaves `lists` (one per ranker, best first) with `method`, showing at most `max_len`
@@ -279,6 +290,15 @@ pub fn interleave<D: Doc, R: Rng + ?Sized>(
                 &lists, *tau, max_len, rng,
             ))
         }
+        Method::PairwisePreference => {
+            if lists.len() < 2 {
+                return Err(InterleaveError::TooFewLists { got: lists.len() });
+            }
+            let lists: Vec<Vec<D>> = lists.iter().map(|l| dedup(l)).collect();
+            Interleaving::PairwisePreference(PairwisePreferenceInterleaving::new(
+                &lists, max_len, rng,
+            ))
+        }
     })
 }
 
@@ -293,6 +313,7 @@ impl<D: Doc> Interleaving<D> {
             Interleaving::TeamDraftMultileave(i) => &i.shown,
             Interleaving::ProbabilisticMultileave(i) => &i.shown,
             Interleaving::SampleOnlyScored(i) => &i.shown,
+            Interleaving::PairwisePreference(i) => &i.shown,
         }
     }
 
@@ -302,6 +323,7 @@ impl<D: Doc> Interleaving<D> {
             Interleaving::TeamDraftMultileave(i) => i.rankers,
             Interleaving::ProbabilisticMultileave(i) => i.rankers,
             Interleaving::SampleOnlyScored(i) => i.ranks.len(),
+            Interleaving::PairwisePreference(i) => i.ranks.len(),
             _ => 2,
         }
     }
@@ -320,6 +342,7 @@ impl<D: Doc> Interleaving<D> {
             Interleaving::TeamDraftMultileave(i) => i.pairwise(&clicks, 0, 1),
             Interleaving::ProbabilisticMultileave(i) => i.preferences(&clicks).pair(0, 1),
             Interleaving::SampleOnlyScored(i) => i.preferences(&clicks).pair(0, 1),
+            Interleaving::PairwisePreference(i) => i.preferences(&clicks).pair(0, 1),
         }
     }
 
@@ -340,6 +363,7 @@ impl<D: Doc> Interleaving<D> {
             Interleaving::TeamDraftMultileave(i) => i.ranker_credit(&clicks),
             Interleaving::ProbabilisticMultileave(i) => i.preferences(&clicks).credits().to_vec(),
             Interleaving::SampleOnlyScored(i) => i.preferences(&clicks).credits().to_vec(),
+            Interleaving::PairwisePreference(i) => i.preferences(&clicks).credits().to_vec(),
         }
     }
 
@@ -351,9 +375,9 @@ impl<D: Doc> Interleaving<D> {
             Interleaving::TeamDraftMultileave(m) => {
                 m.pairwise(&normalise_clicks(clicks, m.shown.len()), i, j)
             }
-            Interleaving::ProbabilisticMultileave(_) | Interleaving::SampleOnlyScored(_) => {
-                self.preferences(clicks).pair(i, j)
-            }
+            Interleaving::ProbabilisticMultileave(_)
+            | Interleaving::SampleOnlyScored(_)
+            | Interleaving::PairwisePreference(_) => self.preferences(clicks).pair(i, j),
             _ if i == j => SoftOutcome::TIE,
             _ if i == 0 => self.soft_outcome(clicks),
             _ => self.soft_outcome(clicks).swapped(),
@@ -368,6 +392,9 @@ impl<D: Doc> Interleaving<D> {
                 i.preferences(&normalise_clicks(clicks, i.shown.len()))
             }
             Interleaving::SampleOnlyScored(i) => {
+                i.preferences(&normalise_clicks(clicks, i.shown.len()))
+            }
+            Interleaving::PairwisePreference(i) => {
                 i.preferences(&normalise_clicks(clicks, i.shown.len()))
             }
             _ => Preferences::from_fn(self.ranker_credit(clicks), |i, j| {

@@ -63,7 +63,7 @@ pub struct SimulateArgs {
 
     /// With --letor, the interleaving method: team_draft, balanced, probabilistic, optimized
     /// (two rankers per query), team_draft_multileave, probabilistic_multileave,
-    /// sample_only_scored (any number; see --rankers-per-query).
+    /// sample_only_scored, pairwise_preference (any number; see --rankers-per-query).
     #[arg(long, value_name = "METHOD", requires = "letor", value_parser = parse_method)]
     pub method: Option<Method>,
 
@@ -110,7 +110,8 @@ pub struct SimulateArgs {
     pub batch: usize,
 
     /// With --letor: rankers compared per query. Above 2, each step multileaves up to M rankers'
-    /// lists (--method team_draft_multileave, sample_only_scored or probabilistic_multileave)
+    /// lists (--method team_draft_multileave, sample_only_scored, pairwise_preference or
+    /// probabilistic_multileave)
     /// and the policy learns every pair's result (mdb, ucb_candidates, self_sparring, merge_dts).
     #[arg(long, default_value_t = 2, value_name = "M")]
     pub rankers_per_query: usize,

@@ -27,7 +27,7 @@ pub struct PrefmatrixArgs {
     #[arg(long, default_value = "perfect")]
     pub click_model: ClickModel,
     /// Interleaving method: team_draft, balanced, probabilistic, optimized, team_draft_multileave,
-    /// probabilistic_multileave, sample_only_scored.
+    /// probabilistic_multileave, sample_only_scored, pairwise_preference.
     #[arg(long, default_value = "team_draft", value_parser = parse_method)]
     pub method: Method,
     /// Softmax exponent for --method probabilistic.
@@ -55,7 +55,8 @@ pub fn parse_method(s: &str) -> Result<Method, String> {
     Method::from_name(s).ok_or_else(|| {
         format!(
             "unknown method '{s}'; known: team_draft, balanced, probabilistic, optimized, \
-             team_draft_multileave, probabilistic_multileave, sample_only_scored"
+             team_draft_multileave, probabilistic_multileave, sample_only_scored, \
+             pairwise_preference"
         )
     })
 }

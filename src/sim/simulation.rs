@@ -96,7 +96,8 @@ impl Simulation {
         if !method.is_multileave() || method.max_rankers() < m {
             return Err(SimError::Matrix(format!(
                 "--rankers-per-query {m}: --method {} cannot merge {m} lists; use \
-                 team_draft_multileave, sample_only_scored or (up to 8) probabilistic_multileave",
+                 team_draft_multileave, sample_only_scored, pairwise_preference or (up to 8) \
+                 probabilistic_multileave",
                 method.name()
             )));
         }
