@@ -18,6 +18,9 @@ pub struct SetResult {
     pub results: Vec<i16>,
 }
 
+/// Pairs of rankers: (winner, loser) for wins, (a, b) with a <= b for ties.
+pub type Cells = Vec<(Arm, Arm)>;
+
 /// One pair's result as the API answers it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PairOutcome {
@@ -89,7 +92,7 @@ impl SetResult {
     /// What the win matrix gains: wins as (winner, loser) and ties as (a, b) with a <= b. A
     /// one-ranker query is that ranker's self-duel, a tie with itself, as
     /// `BanditState::record_set` counts it.
-    pub fn cells(&self) -> (Vec<(Arm, Arm)>, Vec<(Arm, Arm)>) {
+    pub fn cells(&self) -> (Cells, Cells) {
         if let [only] = self.rankers[..] {
             return (Vec::new(), vec![(only, only)]);
         }
