@@ -300,32 +300,11 @@ fn probabilistic_multileave_is_fair_under_random_clicks() {
     // fair method exceeds 5 se with probability about 6e-7 per check (normal tail), so over the
     // ~150 checks here a false alarm has probability about 1e-4. Clicks: one uniformly random
     // click, and independent clicks with p = 1/2.
-    const N: usize = 3_000;
     let mut rng = BanditRng::seed_from_u64(11);
-    for m in 2..=4usize {
-        for (name, lists, cap) in shapes(m as u32) {
+    for m in 2..=4u32 {
+        for (name, lists, cap) in shapes(m) {
             for uniform in [true, false] {
-                let mut stats = vec![Vec::with_capacity(N); m * (m - 1) / 2];
-                for _ in 0..N {
-                    let il = build(&PM, &lists, cap, &mut rng);
-                    let n = il.shown().len();
-                    let clicks: Vec<usize> = if uniform {
-                        if n == 0 {
-                            vec![]
-                        } else {
-                            vec![rng.random_range(0..n)]
-                        }
-                    } else {
-                        (0..n).filter(|_| rng.random::<bool>()).collect()
-                    };
-                    for (k, (_, _, s)) in il.preferences(&clicks).soft().enumerate() {
-                        stats[k].push(s.expected());
-                    }
-                }
-                for xs in &stats {
-                    let mean = xs.iter().sum::<f64>() / N as f64;
-                    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (N - 1) as f64;
-                    let se = (var / N as f64).sqrt();
+                for (mean, se) in random_click_means(&PM, &lists, cap, uniform, 3_000, &mut rng) {
                     assert!(
                         mean.abs() <= 5.0 * se + 1e-12,
                         "{name}, m = {m}, uniform {uniform}: mean {mean}, se {se}"
@@ -450,41 +429,17 @@ fn sample_only_scored_is_fair_where_the_rankers_are_interchangeable() {
     // random round order's distribution unchanged, so under clicks that do not depend on the
     // documents every pair is a tie in expectation. Same statistic and 5-se bound as for
     // Probabilistic Multileave (its test explains the bound).
-    const N: usize = 3_000;
     let mut rng = BanditRng::seed_from_u64(12);
-    let mut cases: Vec<(String, Vec<Vec<u32>>, usize)> = (2..=4u32)
-        .map(|m| {
-            (
-                format!("disjoint, m = {m}"),
-                (0..m).map(|r| (10 * r..10 * r + 3).collect()).collect(),
-                7,
-            )
-        })
+    let mut cases: Vec<(Vec<Vec<u32>>, usize)> = (2..=4u32)
+        .map(|m| ((0..m).map(|r| (10 * r..10 * r + 3).collect()).collect(), 7))
         .collect();
-    cases.push(("swapped pair".into(), vec![vec![1, 2, 3], vec![2, 1, 3]], 3));
-    for (name, lists, cap) in cases {
+    cases.push((vec![vec![1, 2, 3], vec![2, 1, 3]], 3));
+    for (lists, cap) in &cases {
         for uniform in [true, false] {
-            let m = lists.len();
-            let mut stats = vec![Vec::with_capacity(N); m * (m - 1) / 2];
-            for _ in 0..N {
-                let il = build(&SOSM, &lists, cap, &mut rng);
-                let n = il.shown().len();
-                let clicks: Vec<usize> = if uniform {
-                    vec![rng.random_range(0..n)]
-                } else {
-                    (0..n).filter(|_| rng.random::<bool>()).collect()
-                };
-                for (k, (_, _, s)) in il.preferences(&clicks).soft().enumerate() {
-                    stats[k].push(s.expected());
-                }
-            }
-            for xs in &stats {
-                let mean = xs.iter().sum::<f64>() / N as f64;
-                let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (N - 1) as f64;
-                let se = (var / N as f64).sqrt();
+            for (mean, se) in random_click_means(&SOSM, lists, *cap, uniform, 3_000, &mut rng) {
                 assert!(
                     mean.abs() <= 5.0 * se + 1e-12,
-                    "{name}, uniform {uniform}: mean {mean}, se {se}"
+                    "{lists:?}, uniform {uniform}: mean {mean}, se {se}"
                 );
             }
         }
@@ -575,7 +530,10 @@ fn random_click_means(
         let il = build(method, lists, cap, rng);
         let len = il.shown().len();
         let clicks: Vec<usize> = if uniform {
-            vec![rng.random_range(0..len)]
+            (len > 0)
+                .then(|| rng.random_range(0..len))
+                .into_iter()
+                .collect()
         } else {
             (0..len).filter(|_| rng.random::<bool>()).collect()
         };

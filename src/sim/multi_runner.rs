@@ -9,7 +9,6 @@
 //! [`super::runner::run_once`].
 
 use super::click_environment::ClickEnvironment;
-use super::environment::Environment;
 use super::regret::Regret;
 use super::runner::{RunRecord, SimError};
 use super::thread_clock::ThreadClock;
@@ -29,15 +28,7 @@ pub fn run_once_multi(
     let mut state = BanditState::new(spec, k, TieRule::Ignore, rng)?;
     // A ranker's share of the regret when shown: of_pair(a, a) is ndcg* - ndcg_a.
     let arm_regret: Vec<f64> = (0..k).map(|a| regret.of_pair(a, a)).collect();
-    let mut record = RunRecord {
-        regret_kind: regret.kind(),
-        regret: Vec::with_capacity(checkpoints.len()),
-        correct: Vec::with_capacity(checkpoints.len()),
-        clicks: Vec::with_capacity(checkpoints.len()),
-        shown_ndcg: Vec::with_capacity(checkpoints.len()),
-        steps,
-        nanos: 0,
-    };
+    let mut record = RunRecord::new(regret, steps, checkpoints.len());
     let mut cumulative = 0.0;
     let mut next = 0;
     let mut next_checkpoint = checkpoints[0];
@@ -51,12 +42,7 @@ pub fn run_once_multi(
         state.record_set(&set, &outcome, rng)?;
         if step == next_checkpoint {
             record.nanos += started.elapsed_nanos();
-            let champion = state.champion().ranker;
-            record.regret.push(cumulative);
-            record
-                .correct
-                .push(champion.is_some_and(|c| regret.is_winner(c)));
-            record.push_user_measures(environment.take_user_measures());
+            record.checkpoint(cumulative, &state, regret, environment);
             next += 1;
             next_checkpoint = checkpoints.get(next).copied().unwrap_or(u64::MAX);
             started = ThreadClock::now();

@@ -45,9 +45,33 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
-    /// Appends one checkpoint's users' measures, if the environment has users.
-    pub fn push_user_measures(&mut self, measures: Option<(f64, f64)>) {
-        if let Some((clicks, ndcg)) = measures {
+    /// An empty record for a run of `steps` steps scored by `regret`.
+    pub fn new(regret: &Regret, steps: u64, checkpoints: usize) -> RunRecord {
+        RunRecord {
+            regret_kind: regret.kind(),
+            regret: Vec::with_capacity(checkpoints),
+            correct: Vec::with_capacity(checkpoints),
+            clicks: Vec::new(),
+            shown_ndcg: Vec::new(),
+            steps,
+            nanos: 0,
+        }
+    }
+
+    /// Records one checkpoint: the cumulative regret, whether the champion is a true winner, and
+    /// the users' measures when the environment has users.
+    pub fn checkpoint<E: Environment>(
+        &mut self,
+        cumulative: f64,
+        state: &BanditState,
+        regret: &Regret,
+        environment: &mut E,
+    ) {
+        let champion = state.champion().ranker;
+        self.regret.push(cumulative);
+        self.correct
+            .push(champion.is_some_and(|c| regret.is_winner(c)));
+        if let Some((clicks, ndcg)) = environment.take_user_measures() {
             self.clicks.push(clicks);
             self.shown_ndcg.push(ndcg);
         }
@@ -79,15 +103,7 @@ pub fn run_once<E: Environment>(
     let mut state = BanditState::new(spec, k, TieRule::Ignore, rng)?;
     let mut queue = FeedbackQueue::new(feedback);
     let immediate = feedback.is_immediate();
-    let mut record = RunRecord {
-        regret_kind: regret.kind(),
-        regret: Vec::with_capacity(checkpoints.len()),
-        correct: Vec::with_capacity(checkpoints.len()),
-        clicks: Vec::new(),
-        shown_ndcg: Vec::new(),
-        steps,
-        nanos: 0,
-    };
+    let mut record = RunRecord::new(regret, steps, checkpoints.len());
     let mut cumulative = 0.0;
     let mut next = 0;
     let mut next_checkpoint = checkpoints[0];
@@ -111,12 +127,7 @@ pub fn run_once<E: Environment>(
         }
         if step == next_checkpoint {
             record.nanos += started.elapsed_nanos();
-            let champion = state.champion().ranker;
-            record.regret.push(cumulative);
-            record
-                .correct
-                .push(champion.is_some_and(|c| regret.is_winner(c)));
-            record.push_user_measures(environment.take_user_measures());
+            record.checkpoint(cumulative, &state, regret, environment);
             next += 1;
             next_checkpoint = checkpoints.get(next).copied().unwrap_or(u64::MAX);
             started = ThreadClock::now();
