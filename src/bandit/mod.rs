@@ -21,6 +21,7 @@
 //! (never selected again; their index is never reused).
 
 pub mod argbest;
+pub mod auto;
 pub mod beat_the_mean;
 pub mod beta;
 pub mod beta_tail;

@@ -107,4 +107,5 @@ policies! {
     "dts" => Dts(super::dts::Dts, super::dts::DtsParams),
     "mdb" => Mdb(super::mdb::Mdb, super::mdb::MdbParams),
     "ucb_candidates" => UcbCandidates(super::ucb_candidates::UcbCandidates, super::ucb_candidates::UcbCandidatesParams),
+    "auto" => Auto(super::auto::Auto, super::auto::AutoParams),
 }

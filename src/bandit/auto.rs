@@ -1,0 +1,324 @@
+//! `auto`: joust's own policy (first version). Self-Sparring's Thompson sampling over the arms
+//! still in contention, plus the permanent elimination of arms that the evidence shows, by a KL
+//! test, to lose to some other arm.
+//!
+//! Why this design:
+//! - Self-Sparring (Sui et al. 2017) exploits fast where the preference matrix is close to
+//!   Borda-consistent, as MSLR's matrices are: it has about half MergeDTS's regret there
+//!   (README Results). It keeps one Beta posterior per arm over "wins a duel" and duels the
+//!   argmaxes of two independent draws.
+//! - It is slow where an arm that is not the Condorcet winner wins many duels: on li-2020's
+//!   Cycle matrices the Condorcet winner beats everyone by a little and the others beat each other
+//!   in a cycle by a lot, so Borda scores hide the winner. Eliminating arms that are confidently
+//!   beaten by some arm (every arm but the Condorcet winner is beaten by it, and cycle members
+//!   are beaten by a neighbour by a wide margin, so they go first) leaves the winner's true
+//!   advantage visible to the posteriors, which count only wins and losses **against arms
+//!   still in contention** (an eliminated arm's results are subtracted from every survivor).
+//! - The test is RMED's minimum-empirical-divergence idea (li-2020's conclusion points at it as a
+//!   sharper alternative to MergeDTS's UCB elimination): arm i is dropped once, against some arm
+//!   j, its empirical preference p = s_ij / n_ij is below 1/2 and
+//!   `n_ij KL(p, 1/2) > 2 ln t + 2 ln K + slack` (t: results heard so far, K: arms). For a pair
+//!   whose true preference is at least 1/2, Chernoff's bound gives P(n KL(p̂, 1/2) > x) <= e^-x
+//!   at each sample size n; a union over the at most t sizes the pair checked at step t can have
+//!   bounds a wrong drop of the Condorcet winner at step t by e^-slack / (K^2 t), and over a run
+//!   of T steps by about e^-slack ln(T) / K^2 (0.3% for K = 16 and T = 10^7 at the default
+//!   slack 3). Unlike RMED1
+//!   (whose candidate set is recomputed every step with ln t + f(K)), elimination here is
+//!   permanent, which is what keeps the posteriors' opponents fixed; hence the stronger 2 ln t.
+//!
+//! Guarantees: none proven for the combination. Without a Condorcet winner (a Copeland matrix)
+//! every arm is beaten by some arm, so eliminations can go on until one arm is left, which need
+//! not be a Copeland winner; `auto` never drops the last arm. Delayed, batched and lost feedback
+//! are handled as Self-Sparring handles them: `select` only samples, all counting happens in
+//! `update`, in whatever order outcomes arrive. Speed: the exact Thompson argmax of
+//! [`ArgmaxSampler`] (shared with Self-Sparring); an elimination costs O(K).
+//!
+//! Conventions (as Self-Sparring's): a tie between two arms counts only when ties count as half
+//! a win (half a win and half a loss to each); a self-duel counts half a win and half a loss,
+//! read from the win matrix at selection; `belief` is the surviving arm that took part in the
+//! most duels (the last survivor once alone); `contenders` are the survivors. An added arm starts
+//! in contention with Beta(1, 1); a retired arm leaves contention like an eliminated one.
+//! Memory: O(K) besides the shared win matrix (three numbers and a flag per arm).
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use super::cached::Cached;
+use super::spec::{PolicyParams, check_range};
+use super::thompson_argmax::ArgmaxSampler;
+use super::{Arm, BanditRng, Pair, Policy, View, Win};
+
+/// The design version a state was made with: stored in the spec, so a stored experiment replays
+/// with the rules it started with when the design changes.
+pub const AUTO_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AutoParams {
+    /// Design version (only 1 exists).
+    #[serde(default = "version")]
+    pub version: u32,
+    /// Extra log-confidence before an arm is eliminated (see the module docs).
+    #[serde(default = "slack")]
+    pub slack: f64,
+}
+
+fn version() -> u32 {
+    AUTO_VERSION
+}
+
+fn slack() -> f64 {
+    3.0
+}
+
+impl Default for AutoParams {
+    fn default() -> Self {
+        AutoParams {
+            version: version(),
+            slack: slack(),
+        }
+    }
+}
+
+impl PolicyParams for AutoParams {
+    fn validate(&self, _k: usize) -> Result<(), String> {
+        if self.version != AUTO_VERSION {
+            return Err(format!(
+                "version must be {AUTO_VERSION} (the only design of auto so far), got {}",
+                self.version
+            ));
+        }
+        check_range("slack", self.slack, 0.0, 1e6, true)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Auto {
+    pub params: AutoParams,
+    /// Whether each arm is still in contention.
+    pub contending: Vec<bool>,
+    /// Beta posterior counts, prior included, over results against arms in contention.
+    pub wins: Vec<f64>,
+    pub losses: Vec<f64>,
+    /// Results (and self-duels) heard: the t of the elimination threshold.
+    pub heard: u64,
+    #[serde(skip)]
+    sampler: Cached<Synced>,
+}
+
+#[derive(Clone)]
+struct Synced {
+    stamp: (usize, u64),
+    sampler: ArgmaxSampler,
+}
+
+/// (arms, wins + ties recorded): moves with every change of the win matrix.
+fn stamp(view: &View) -> (usize, u64) {
+    (view.k(), view.wins.total_wins() + view.wins.total_ties())
+}
+
+/// KL(p || 1/2) for Bernoulli distributions, in nats.
+fn kl_half(p: f64) -> f64 {
+    let term = |x: f64| if x > 0.0 { x * (2.0 * x).ln() } else { 0.0 };
+    term(p) + term(1.0 - p)
+}
+
+impl Auto {
+    pub fn new(params: AutoParams, k: usize, _rng: &mut BanditRng) -> Self {
+        Auto {
+            params,
+            contending: vec![true; k],
+            wins: vec![1.0; k],
+            losses: vec![1.0; k],
+            heard: 0,
+            sampler: Cached(None),
+        }
+    }
+
+    fn posterior(&self, view: &View, arm: Arm) -> Option<(f64, f64)> {
+        if !view.is_active(arm) || !self.contending[arm] {
+            return None;
+        }
+        let half_self_duels = 0.5 * view.wins.ties(arm, arm) as f64;
+        Some((
+            self.wins[arm] + half_self_duels,
+            self.losses[arm] + half_self_duels,
+        ))
+    }
+
+    fn build_sampler(&self, view: &View) -> ArgmaxSampler {
+        ArgmaxSampler::build(view.k(), |a| self.posterior(view, a))
+    }
+
+    /// Rebuilds the sampler from the counts (cheap next to the results that lead here).
+    fn resync(&mut self, view: &View) {
+        self.sampler = Cached(Some(Synced {
+            stamp: stamp(view),
+            sampler: self.build_sampler(view),
+        }));
+    }
+
+    /// Updates the sampler for a change of `arms` only, if it was in step before.
+    fn resync_arms(&mut self, view: &View, arms: &[Arm], expected_step: u64) {
+        let now = stamp(view);
+        let posteriors: Vec<(Arm, Option<(f64, f64)>)> =
+            arms.iter().map(|&a| (a, self.posterior(view, a))).collect();
+        match self.sampler.0.as_mut() {
+            Some(s) if (s.stamp.0, s.stamp.1 + expected_step) == now => {
+                for (a, p) in posteriors {
+                    s.sampler.set(a, p);
+                }
+                s.stamp = now;
+            }
+            _ => self.resync(view),
+        }
+    }
+
+    fn contenders_left(&self, view: &View) -> usize {
+        (0..self.contending.len())
+            .filter(|&a| self.contending[a] && view.is_active(a))
+            .count()
+    }
+
+    /// Arm `arm` leaves contention: every survivor forgets its results against it.
+    fn drop_arm(&mut self, view: &View, arm: Arm) {
+        self.contending[arm] = false;
+        for i in 0..self.contending.len() {
+            if self.contending[i] {
+                self.wins[i] -= view.score(i, arm);
+                self.losses[i] -= view.score(arm, i);
+            }
+        }
+        self.wins[arm] = 1.0;
+        self.losses[arm] = 1.0;
+    }
+
+    /// Whether `loser` is now confidently beaten by `winner` (module docs).
+    fn beaten(&self, view: &View, loser: Arm, winner: Arm) -> bool {
+        let (s, f) = (view.score(loser, winner), view.score(winner, loser));
+        let n = s + f;
+        if n <= 0.0 || s >= f {
+            return false;
+        }
+        let k = self.contending.len().max(2) as f64;
+        let threshold = 2.0 * (self.heard.max(2) as f64).ln() + 2.0 * k.ln() + self.params.slack;
+        n * kl_half(s / n) > threshold
+    }
+
+    /// After a result between `a` and `b` (both in contention): the one behind, if confidently
+    /// beaten, leaves contention.
+    fn maybe_eliminate(&mut self, view: &View, a: Arm, b: Arm) -> bool {
+        if self.contenders_left(view) <= 1 {
+            return false;
+        }
+        for (loser, winner) in [(a, b), (b, a)] {
+            if self.beaten(view, loser, winner) {
+                self.drop_arm(view, loser);
+                return true;
+            }
+        }
+        false
+    }
+
+    fn learn(&mut self, view: &View, a: Arm, b: Arm, a_gets: f64, b_gets: f64) {
+        self.heard += 1;
+        if !(self.contending[a] && self.contending[b]) {
+            return self.resync_arms(view, &[], 1);
+        }
+        self.wins[a] += a_gets;
+        self.losses[a] += 1.0 - a_gets;
+        self.wins[b] += b_gets;
+        self.losses[b] += 1.0 - b_gets;
+        if self.maybe_eliminate(view, a, b) {
+            self.resync(view);
+        } else {
+            self.resync_arms(view, &[a, b], 1);
+        }
+    }
+
+    /// Duels `arm` took part in against arms in contention, plus its self-duels.
+    fn times_played(&self, view: &View, arm: Arm) -> f64 {
+        self.wins[arm] + self.losses[arm] - 2.0 + view.wins.ties(arm, arm) as f64
+    }
+}
+
+impl Policy for Auto {
+    fn select<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Pair {
+        let built;
+        let sampler = match &self.sampler.0 {
+            Some(s) if s.stamp == stamp(view) => &s.sampler,
+            Some(s) if s.sampler.matches(view.k(), |a| self.posterior(view, a)) => &s.sampler,
+            _ => {
+                built = self.build_sampler(view);
+                &built
+            }
+        };
+        let first = sampler.sample(rng).expect("an arm is always in contention");
+        let second = sampler.sample(rng).expect("an arm is always in contention");
+        Pair::new(first, second)
+    }
+
+    fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, _rng: &mut R) {
+        self.learn(view, win.winner, win.loser, 1.0, 0.0);
+    }
+
+    fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, _rng: &mut R) {
+        if a == b {
+            self.heard += 1;
+            return self.resync_arms(view, &[a], 1);
+        }
+        self.learn(view, a, b, 0.5, 0.5);
+    }
+
+    fn self_duel<R: Rng + ?Sized>(&mut self, view: &View, arm: Arm, _rng: &mut R) {
+        self.heard += 1;
+        self.resync_arms(view, &[arm], 1);
+    }
+
+    fn warm(&mut self, view: &View) {
+        self.resync(view);
+    }
+
+    fn arm_added(&mut self, view: &View, _arm: Arm) {
+        self.contending.push(true);
+        self.wins.push(1.0);
+        self.losses.push(1.0);
+        self.resync(view);
+    }
+
+    fn arm_retired(&mut self, view: &View, arm: Arm) {
+        if self.contending[arm] {
+            self.drop_arm(view, arm);
+        }
+        self.resync(view);
+    }
+
+    fn contenders(&self, view: &View) -> Option<Vec<Arm>> {
+        Some(
+            (0..self.contending.len())
+                .filter(|&a| self.contending[a] && view.is_active(a))
+                .collect(),
+        )
+    }
+
+    fn belief(&self, view: &View) -> Option<Arm> {
+        let contenders = self.contenders(view)?;
+        if let [only] = contenders[..] {
+            return Some(only);
+        }
+        super::argbest::highest_positive(contenders.into_iter(), |a| self.times_played(view, a))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kl_to_a_fair_coin() {
+        assert_eq!(kl_half(0.5), 0.0);
+        // KL(0.1 || 0.5) = 0.1 ln 0.2 + 0.9 ln 1.8 = 0.3681.
+        assert!((kl_half(0.1) - 0.368_064).abs() < 1e-6);
+        assert!((kl_half(0.0) - 2f64.ln()).abs() < 1e-12);
+    }
+}
