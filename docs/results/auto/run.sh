@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The README's comparison of `auto` (first version) with the baselines: regret at 10^4 and 10^5
+# steps on every kind of matrix, 20 runs each, and auto with delayed, batched feedback. Writes a
+# directory of summary.json, curves.csv and plots per matrix here and prints the README's table
+# (table.py). Usage: docs/results/auto/run.sh [STEPS RUNS] (default 100000 20); about 5 minutes
+# on 2 cores.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cd "$here/../../.."
+steps=${1:-100000}
+runs=${2:-20}
+cargo build --release --quiet
+joust=target/release/joust
+policies=(--policy auto --policy self_sparring
+          --policy merge_dts:alpha=0.262144,batch_size=16,c=4000000 --policy rmed1 --policy rucb)
+for matrix in cycle cycle2 arxiv6 utility:2good:linear random-condorcet:16:1 \
+    random-condorcet:64:1 random-copeland:16:1 \
+    ../shared/data/mslr-navigational.txt ../shared/data/mslr-perfect.txt; do
+  name=$(basename "$matrix" .txt | tr ':' '-')
+  $joust simulate --matrix "$matrix" "${policies[@]}" --steps "$steps" --runs "$runs" --seed 1 \
+    --threads 2 --out "$here/$name"
+done
+for matrix in cycle ../shared/data/mslr-navigational.txt; do
+  name=$(basename "$matrix" .txt | tr ':' '-')
+  $joust simulate --matrix "$matrix" --policy auto --steps "$steps" --runs "$runs" --seed 1 \
+    --threads 2 --delay 1000 --batch 1000 --out "$here/delayed-$name"
+done
+python3 "$here/table.py" "$here"
