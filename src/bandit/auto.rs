@@ -45,7 +45,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cached::Cached;
 use super::spec::{PolicyParams, check_range};
-use super::thompson_argmax::ArgmaxSampler;
+use super::thompson_argmax::{ArgmaxSampler, thompson_pair};
 use super::{Arm, BanditRng, Pair, Policy, View, Win};
 
 /// The design version a state was made with: stored in the spec, so a stored experiment replays
@@ -244,18 +244,13 @@ impl Auto {
 
 impl Policy for Auto {
     fn select<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Pair {
-        let built;
-        let sampler = match &self.sampler.0 {
-            Some(s) if s.stamp == stamp(view) => &s.sampler,
-            Some(s) if s.sampler.matches(view.k(), |a| self.posterior(view, a)) => &s.sampler,
-            _ => {
-                built = self.build_sampler(view);
-                &built
-            }
-        };
-        let first = sampler.sample(rng).expect("an arm is always in contention");
-        let second = sampler.sample(rng).expect("an arm is always in contention");
-        Pair::new(first, second)
+        let cached = self.sampler.0.as_ref();
+        thompson_pair(
+            cached.map(|s| (&s.sampler, s.stamp == stamp(view))),
+            view.k(),
+            |a| self.posterior(view, a),
+            rng,
+        )
     }
 
     fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, _rng: &mut R) {

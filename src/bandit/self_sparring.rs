@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cached::Cached;
 use super::spec::PolicyParams;
-use super::thompson_argmax::ArgmaxSampler;
+use super::thompson_argmax::{ArgmaxSampler, thompson_pair};
 use super::{Arm, BanditRng, Pair, Policy, View, Win};
 
 /// Self-Sparring has no parameters.
@@ -149,18 +149,13 @@ impl SelfSparring {
 
 impl Policy for SelfSparring {
     fn select<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Pair {
-        let built;
-        let sampler = match &self.sampler.0 {
-            Some(s) if s.stamp == stamp(view) => &s.sampler,
-            Some(s) if s.sampler.matches(view.k(), |a| self.posterior(view, a)) => &s.sampler,
-            _ => {
-                built = self.build_sampler(view);
-                &built
-            }
-        };
-        let first = sampler.sample(rng).expect("at least one arm is active");
-        let second = sampler.sample(rng).expect("at least one arm is active");
-        Pair::new(first, second)
+        let cached = self.sampler.0.as_ref();
+        thompson_pair(
+            cached.map(|s| (&s.sampler, s.stamp == stamp(view))),
+            view.k(),
+            |a| self.posterior(view, a),
+            rng,
+        )
     }
 
     fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, _rng: &mut R) {

@@ -27,9 +27,9 @@
 
 use rand::Rng;
 
-use super::Arm;
 use super::beta::sample_beta;
 use super::beta_tail::{sample_body, sample_upper_tail, small_tail_threshold};
+use super::{Arm, Pair};
 
 /// Largest tail probability of a threshold: about 2 tail candidates per draw on 136 arms.
 pub const EPS: f64 = 1.0 / 64.0;
@@ -291,6 +291,29 @@ impl Running {
             self.arm = Some(arm);
         }
     }
+}
+
+/// Self-Sparring's step: the argmaxes of two independent Thompson draws. Uses `cached` when it is
+/// in step with the counts (`true`) or still matches every posterior, else builds a sampler for
+/// this call, so the choice (and the random numbers used) never depends on the cache.
+pub fn thompson_pair<R: Rng + ?Sized>(
+    cached: Option<(&ArgmaxSampler, bool)>,
+    k: usize,
+    posterior: impl Fn(Arm) -> Option<(f64, f64)>,
+    rng: &mut R,
+) -> Pair {
+    let built;
+    let sampler = match cached {
+        Some((s, true)) => s,
+        Some((s, false)) if s.matches(k, &posterior) => s,
+        _ => {
+            built = ArgmaxSampler::build(k, &posterior);
+            &built
+        }
+    };
+    let first = sampler.sample(rng).expect("at least one arm can be drawn");
+    let second = sampler.sample(rng).expect("at least one arm can be drawn");
+    Pair::new(first, second)
 }
 
 #[cfg(test)]
