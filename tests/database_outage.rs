@@ -171,6 +171,39 @@ async fn the_embedded_postgres_killed_under_load_is_restarted() {
             }
         }));
     }
+    // The four clients may all be inside writes that started before the outage was noticed:
+    // those wait for the database and succeed once it is back, so they may never see a 503. A
+    // prober gives up on each outcome after 50 ms and tries again, so some of its requests arrive
+    // while the outage is known, and those must be refused at once.
+    let prober = {
+        let (client, base, refused, stop) =
+            (client.clone(), base.clone(), refused.clone(), stop.clone());
+        tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                let r = client
+                    .post(format!("{base}/v1/experiments/{id}/duels"))
+                    .json(&json!({}))
+                    .send()
+                    .await
+                    .unwrap();
+                let d: Value = r.json().await.unwrap();
+                let outcome = client
+                    .post(format!("{base}/v1/outcomes"))
+                    .json(&json!({"duel_token": d["duel_token"], "winner": "tie"}))
+                    .timeout(Duration::from_millis(50))
+                    .send()
+                    .await;
+                match outcome.map(|r| r.status()) {
+                    Ok(StatusCode::SERVICE_UNAVAILABLE) => {
+                        refused.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Ok(StatusCode::OK) | Err(_) => {}
+                    Ok(other) => panic!("the prober's outcome answered {other}"),
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+    };
     tokio::time::sleep(Duration::from_secs(1)).await;
     let before_kill = acknowledged.load(Ordering::Relaxed);
     assert!(before_kill > 0, "no outcome acknowledged before the kill");
@@ -186,7 +219,10 @@ async fn the_embedded_postgres_killed_under_load_is_restarted() {
     {
         assert!(
             Instant::now() < deadline,
-            "outcomes not accepted again within 10 s of killing the postmaster"
+            "outcomes not accepted again within 10 s of killing the postmaster (last acknowledged \
+             {} ms after the kill, {} refused)",
+            last_ok_ms.load(Ordering::Relaxed) as i64 - killed_ms as i64,
+            refused.load(Ordering::Relaxed)
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -201,6 +237,7 @@ async fn the_embedded_postgres_killed_under_load_is_restarted() {
     for c in clients {
         c.await.unwrap();
     }
+    prober.await.unwrap();
     let acknowledged = acknowledged.load(Ordering::Relaxed);
     let applied = |base: String| {
         let client = client.clone();
