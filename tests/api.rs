@@ -407,6 +407,21 @@ async fn batch_outcomes_record_valid_items_and_report_each() {
         (s, error_code(&b)),
         (StatusCode::UNPROCESSABLE_ENTITY, "invalid_batch")
     );
+
+    // An optional field sent as null breaks the documented schema: the whole body is refused,
+    // including the valid item beside it.
+    let (token, pair) = app.duel(id).await;
+    let body = json!({ "outcomes": [
+        {"duel_token": token, "winner": pair[0]},
+        {"duel_token": token, "ordering": null},
+    ]});
+    let (s, b) = app.post("/v1/outcomes/batch", body).await;
+    assert_eq!(
+        (s, error_code(&b)),
+        (StatusCode::UNPROCESSABLE_ENTITY, "invalid_body"),
+        "{b}"
+    );
+    assert_eq!(app.experiment(id).await["outcomes_applied"], 50);
     app.stop().await;
 }
 

@@ -1,6 +1,7 @@
 //! Creating and changing experiments. Every change runs in a transaction that locks the state
 //! row, then bumps the version so that every replica reloads.
 
+use super::non_null::non_null;
 use rand::{Rng, SeedableRng};
 use serde::Deserialize;
 use std::collections::HashSet;
@@ -34,19 +35,19 @@ pub struct CreateExperiment {
     pub name: String,
     pub rankers: Vec<String>,
     pub policy: PolicySpec,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "non_null")]
     pub attribution_window_secs: Option<i64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "non_null")]
     pub seed: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "non_null")]
     pub tie_rule: Option<TieRule>,
     /// How duels of this experiment are interleaved (Team-Draft by default; Team-Draft
     /// Multileave when queries compare more than two rankers).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "non_null")]
     pub interleaving: Option<InterleavingSpec>,
     /// How many rankers each query compares: 2 (a duel, the default) up to
     /// [`MAX_RANKERS_PER_QUERY`] (a multileaved list; needs a policy and a method that take it).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "non_null")]
     pub rankers_per_query: Option<usize>,
 }
 

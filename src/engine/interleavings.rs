@@ -7,6 +7,7 @@
 //! credits the clicks with the experiment's method and hands the outcome to the same durable,
 //! exactly-once pipeline as `POST /v1/outcomes`.
 
+use super::non_null::non_null;
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
@@ -59,9 +60,9 @@ pub struct IssuedInterleaving {
 #[serde(deny_unknown_fields)]
 pub struct ClicksInput {
     pub interleaving_token: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "non_null")]
     pub clicks: Option<Vec<String>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "non_null")]
     pub click_positions: Option<Vec<usize>>,
 }
 

@@ -12,6 +12,7 @@ pub mod history;
 pub mod interleaving_config;
 pub mod interleavings;
 pub mod memory_budget;
+pub mod non_null;
 pub mod offload;
 pub mod outcomes;
 pub mod retention;

@@ -1,6 +1,7 @@
 //! Recording outcomes: check the token and the winner, hand the outcome to the writer, and answer
 //! once it is durable.
 
+use super::non_null::non_null;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use tokio::sync::oneshot;
@@ -18,15 +19,15 @@ use std::sync::Arc;
 pub struct OutcomeInput {
     pub duel_token: String,
     /// A ranker name of that duel, or `"tie"` (two-ranker duels).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "non_null")]
     pub winner: Option<String>,
     /// Every ranker of the duel with its credit (e.g. clicks); a higher credit wins each pair,
     /// equal credits tie.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "non_null")]
     pub credits: Option<HashMap<String, f64>>,
     /// Every ranker of the duel once, best first; a list of names in place of one name is a
     /// group of tied rankers.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "non_null")]
     pub ordering: Option<Vec<Rank>>,
 }
 
