@@ -1,6 +1,7 @@
-//! `auto`: joust's own policy (first version). Self-Sparring's Thompson sampling over the arms
-//! still in contention, plus the permanent elimination of arms that the evidence shows, by a KL
-//! test, to lose to some other arm.
+//! `auto`: joust's own policy. Self-Sparring's Thompson sampling over the arms still in
+//! contention, plus the permanent elimination of arms that the evidence shows, by a KL test, to
+//! lose to some other arm; since version 2 also Thompson-drawn challenges of the leader by
+//! eliminated arms, and a hand-over to DTS once no arm is left unbeaten (no Condorcet winner).
 //!
 //! Why this design:
 //! - Self-Sparring (Sui et al. 2017) exploits fast where the preference matrix is close to
@@ -26,9 +27,36 @@
 //!   (whose candidate set is recomputed every step with ln t + f(K)), elimination here is
 //!   permanent, which is what keeps the posteriors' opponents fixed; hence the stronger 2 ln t.
 //!
-//! Guarantees: none proven for the combination. Without a Condorcet winner (a Copeland matrix)
-//! every arm is beaten by some arm, so eliminations can go on until one arm is left, which need
-//! not be a Copeland winner; `auto` never drops the last arm. Delayed, batched and lost feedback
+//! - Version 1 stopped there, and failed without a Condorcet winner: every arm is beaten by some
+//!   arm, so eliminations went on past the Copeland winners and left arms that win among
+//!   themselves (regret linear in T on random-copeland matrices, README Results). Version 2
+//!   asks whether the leader is beaten by an arm out of contention. At every step it picks an
+//!   arm at random; if that arm has been eliminated, it draws its preference over the leader
+//!   (the first of the two Thompson draws) `challenge_draws` times from Beta(wins + 1,
+//!   losses + 1) of their duels, and if every draw is above 1/2, the step duels the leader
+//!   against it instead. The result feeds the same KL test: an arm in contention confidently
+//!   beaten by one out of it leaves contention too, and when the last one goes (no arm is
+//!   unbeaten, so no Condorcet winner with high probability) DTS (Wu and Liu 2016), which
+//!   targets Copeland winners, takes over with the whole win matrix and chooses from then on
+//!   (with at most `copeland_max_arms` active arms, default 256: DTS's steps cost O(K^2); with
+//!   more, the last arm stays, as in version 1).
+//! - Why several draws: with one draw, a challenger nearly tied with the leader (li-2020's Cycle:
+//!   the Condorcet winner beats everyone by 0.51) wins the draw about half the time for
+//!   thousands of duels, each paying a little regret, and no challenge between such arms can
+//!   ever be decided within the horizon. Requiring all of m draws fires with probability
+//!   P(q > 1/2 | duels)^m: near 1 once the duels say the challenger wins, 2^-m for a pair with
+//!   no evidence either way. m = 8 was chosen on Cycle and random-copeland-16 at 10^6 steps
+//!   (10 runs each; m = 1, 2, 4, 8, 16, 32: Cycle 635, 318, 122, 78, 64, 59; random-copeland
+//!   6,290 to 7,107 with no trend beyond two standard errors), lower m for pairs without
+//!   duels yet.
+//!
+//! Guarantees: none proven for the combination. The Condorcet winner leaves contention, by an
+//! elimination or a challenge, only if the KL test says some arm beats it, so the bound above
+//! holds with challenges too. Without a Condorcet winner, the hand-over needs every contender
+//! to lose a challenge confidently; nothing bounds when that happens (a contender beaten only
+//! by arms near 1/2 may stay for the whole run). After it, `auto` is DTS, with DTS's
+//! behaviour and cost: its state adds an O(K^2) table and a step costs O(K^2), fine for tens of
+//! arms, slow for hundreds (1,600 steps/s at 136). `auto` never drops the last arm. Delayed, batched and lost feedback
 //! are handled as Self-Sparring handles them: `select` only samples, all counting happens in
 //! `update`, in whatever order outcomes arrive. Speed: the exact Thompson argmax of
 //! [`ArgmaxSampler`] (shared with Self-Sparring); an elimination costs O(K).
@@ -38,29 +66,42 @@
 //! read from the win matrix at selection; `belief` is the surviving arm that took part in the
 //! most duels (the last survivor once alone); `contenders` are the survivors. An added arm starts
 //! in contention with Beta(1, 1); a retired arm leaves contention like an eliminated one.
-//! Memory: O(K) besides the shared win matrix (three numbers and a flag per arm).
+//! Challenges cost one random index and, for an eliminated arm, at most m Beta draws (usually
+//! one, as the first draw below 1/2 ends it). Memory: O(K) besides the shared win matrix (three
+//! numbers and a flag per arm); after a hand-over, DTS's O(K^2) table.
 
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
+use super::beta::sample_beta;
 use super::cached::Cached;
+use super::dts::{Dts, DtsParams};
 use super::spec::{PolicyParams, check_range};
 use super::thompson_argmax::{ArgmaxSampler, thompson_pair};
 use super::{Arm, BanditRng, Pair, Policy, View, Win};
 
 /// The design version a state was made with: stored in the spec, so a stored experiment replays
 /// with the rules it started with when the design changes.
-pub const AUTO_VERSION: u32 = 1;
+pub const AUTO_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AutoParams {
-    /// Design version (only 1 exists).
+    /// Design version: 1 (Thompson sampling and elimination only) or 2 (also challenges the
+    /// leader with eliminated arms, and hands over to DTS when no arm is left unbeaten).
     #[serde(default = "version")]
     pub version: u32,
     /// Extra log-confidence before an arm is eliminated (see the module docs).
     #[serde(default = "slack")]
     pub slack: f64,
+    /// Version 2: how many Thompson draws of an eliminated arm's preference over the leader must
+    /// all favour it before it challenges the leader (module docs); 0 turns challenges off.
+    #[serde(default = "challenge_draws")]
+    pub challenge_draws: u32,
+    /// Version 2: the most active arms with which DTS may take over (its steps cost O(K^2));
+    /// with more, the last arm stays in contention as in version 1. 0: never.
+    #[serde(default = "copeland_max_arms")]
+    pub copeland_max_arms: u32,
 }
 
 fn version() -> u32 {
@@ -71,24 +112,45 @@ fn slack() -> f64 {
     3.0
 }
 
+fn challenge_draws() -> u32 {
+    8
+}
+
+/// DTS runs about 1,600 steps/s on 136 arms and slows as K^2: 256 keeps a step near a
+/// millisecond.
+pub const COPELAND_MAX_ARMS: u32 = 256;
+
+fn copeland_max_arms() -> u32 {
+    COPELAND_MAX_ARMS
+}
+
 impl Default for AutoParams {
     fn default() -> Self {
         AutoParams {
             version: version(),
             slack: slack(),
+            challenge_draws: challenge_draws(),
+            copeland_max_arms: copeland_max_arms(),
         }
     }
 }
 
 impl PolicyParams for AutoParams {
     fn validate(&self, _k: usize) -> Result<(), String> {
-        if self.version != AUTO_VERSION {
+        if !(1..=AUTO_VERSION).contains(&self.version) {
             return Err(format!(
-                "version must be {AUTO_VERSION} (the only design of auto so far), got {}",
+                "version must be 1 or {AUTO_VERSION} (the designs of auto so far), got {}",
                 self.version
             ));
         }
-        check_range("slack", self.slack, 0.0, 1e6, true)
+        check_range("slack", self.slack, 0.0, 1e6, true)?;
+        if self.challenge_draws > 64 {
+            return Err(format!(
+                "challenge_draws must be at most 64, got {}",
+                self.challenge_draws
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -102,6 +164,10 @@ pub struct Auto {
     pub losses: Vec<f64>,
     /// Results (and self-duels) heard: the t of the elimination threshold.
     pub heard: u64,
+    /// Version 2, once every arm has been confidently beaten by some arm (no Condorcet winner,
+    /// with high probability): DTS, which targets Copeland winners, chooses from then on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copeland: Option<Dts>,
     #[serde(skip)]
     sampler: Cached<Synced>,
 }
@@ -131,6 +197,7 @@ impl Auto {
             wins: vec![1.0; k],
             losses: vec![1.0; k],
             heard: 0,
+            copeland: None,
             sampler: Cached(None),
         }
     }
@@ -205,6 +272,39 @@ impl Auto {
         n * kl_half(s / n) > threshold
     }
 
+    /// Version 2: the leader (the first Thompson draw) against an arm picked at random, if that
+    /// arm is out of contention and every one of `challenge_draws` Thompson draws of its
+    /// preference over the leader is above 1/2 (module docs).
+    fn challenge<R: Rng + ?Sized>(&self, view: &View, leader: Arm, rng: &mut R) -> Option<Pair> {
+        if self.params.version < 2 || self.params.challenge_draws == 0 {
+            return None;
+        }
+        let challenger = rng.random_range(0..self.contending.len());
+        if self.contending[challenger] || !view.is_active(challenger) {
+            return None;
+        }
+        let (a, b) = (
+            view.score(challenger, leader) + 1.0,
+            view.score(leader, challenger) + 1.0,
+        );
+        (0..self.params.challenge_draws)
+            .all(|_| sample_beta(a, b, rng) > 0.5)
+            .then_some(Pair::new(leader, challenger))
+    }
+
+    /// `arm`, in contention, is confidently beaten by an arm out of it: it leaves contention too;
+    /// if it was the last arm in it, no arm is the Condorcet winner (with high probability) and
+    /// DTS takes over, if there are not too many arms for it.
+    fn eliminate_by_outsider(&mut self, view: &View, arm: Arm) {
+        if self.contenders_left(view) > 1 {
+            self.drop_arm(view, arm);
+        } else if view.active_arms().count() <= self.params.copeland_max_arms as usize {
+            let mut dts = Dts::resumed(DtsParams::default(), self.heard);
+            dts.warm(view);
+            self.copeland = Some(dts);
+        }
+    }
+
     /// After a result between `a` and `b` (both in contention): the one behind, if confidently
     /// beaten, leaves contention.
     fn maybe_eliminate(&mut self, view: &View, a: Arm, b: Arm) -> bool {
@@ -222,7 +322,15 @@ impl Auto {
 
     fn learn(&mut self, view: &View, a: Arm, b: Arm, a_gets: f64, b_gets: f64) {
         self.heard += 1;
-        if !(self.contending[a] && self.contending[b]) {
+        let (in_a, in_b) = (self.contending[a], self.contending[b]);
+        if !(in_a && in_b) {
+            // Version 2: an arm in contention confidently beaten by one out of it (after a
+            // challenge, or a duel chosen before an elimination) is not the Condorcet winner.
+            let (inside, outside) = if in_a { (a, b) } else { (b, a) };
+            if self.params.version >= 2 && in_a != in_b && self.beaten(view, inside, outside) {
+                self.eliminate_by_outsider(view, inside);
+                return self.resync(view);
+            }
             return self.resync_arms(view, &[], 1);
         }
         self.wins[a] += a_gets;
@@ -244,20 +352,32 @@ impl Auto {
 
 impl Policy for Auto {
     fn select<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Pair {
+        if let Some(dts) = &self.copeland {
+            return dts.select(view, rng);
+        }
         let cached = self.sampler.0.as_ref();
-        thompson_pair(
+        let pair = thompson_pair(
             cached.map(|s| (&s.sampler, s.stamp == stamp(view))),
             view.k(),
             |a| self.posterior(view, a),
             rng,
-        )
+        );
+        self.challenge(view, pair.first, rng).unwrap_or(pair)
     }
 
-    fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, _rng: &mut R) {
+    fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, rng: &mut R) {
+        if let Some(dts) = &mut self.copeland {
+            self.heard += 1;
+            return dts.update(view, win, rng);
+        }
         self.learn(view, win.winner, win.loser, 1.0, 0.0);
     }
 
-    fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, _rng: &mut R) {
+    fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, rng: &mut R) {
+        if let Some(dts) = &mut self.copeland {
+            self.heard += 1;
+            return dts.tie(view, a, b, rng);
+        }
         if a == b {
             self.heard += 1;
             return self.resync_arms(view, &[a], 1);
@@ -265,23 +385,35 @@ impl Policy for Auto {
         self.learn(view, a, b, 0.5, 0.5);
     }
 
-    fn self_duel<R: Rng + ?Sized>(&mut self, view: &View, arm: Arm, _rng: &mut R) {
+    fn self_duel<R: Rng + ?Sized>(&mut self, view: &View, arm: Arm, rng: &mut R) {
         self.heard += 1;
+        if let Some(dts) = &mut self.copeland {
+            return dts.self_duel(view, arm, rng);
+        }
         self.resync_arms(view, &[arm], 1);
     }
 
     fn warm(&mut self, view: &View) {
-        self.resync(view);
+        match &mut self.copeland {
+            Some(dts) => dts.warm(view),
+            None => self.resync(view),
+        }
     }
 
-    fn arm_added(&mut self, view: &View, _arm: Arm) {
+    fn arm_added(&mut self, view: &View, arm: Arm) {
         self.contending.push(true);
         self.wins.push(1.0);
         self.losses.push(1.0);
-        self.resync(view);
+        match &mut self.copeland {
+            Some(dts) => dts.arm_added(view, arm),
+            None => self.resync(view),
+        }
     }
 
     fn arm_retired(&mut self, view: &View, arm: Arm) {
+        if let Some(dts) = &mut self.copeland {
+            return dts.arm_retired(view, arm);
+        }
         if self.contending[arm] {
             self.drop_arm(view, arm);
         }
@@ -289,6 +421,9 @@ impl Policy for Auto {
     }
 
     fn contenders(&self, view: &View) -> Option<Vec<Arm>> {
+        if self.copeland.is_some() {
+            return None;
+        }
         Some(
             (0..self.contending.len())
                 .filter(|&a| self.contending[a] && view.is_active(a))
@@ -297,6 +432,9 @@ impl Policy for Auto {
     }
 
     fn belief(&self, view: &View) -> Option<Arm> {
+        if let Some(dts) = &self.copeland {
+            return dts.belief(view);
+        }
         let contenders = self.contenders(view)?;
         if let [only] = contenders[..] {
             return Some(only);
@@ -315,5 +453,17 @@ mod tests {
         // KL(0.1 || 0.5) = 0.1 ln 0.2 + 0.9 ln 1.8 = 0.3681.
         assert!((kl_half(0.1) - 0.368_064).abs() < 1e-6);
         assert!((kl_half(0.0) - 2f64.ln()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_state_stored_by_version_1_loads_as_version_1() {
+        // As the first version stored it: no challenge_draws, no copeland.
+        let stored = r#"{"params": {"version": 1, "slack": 3.0}, "contending": [true, false],
+            "wins": [3.0, 1.0], "losses": [1.0, 1.0], "heard": 4}"#;
+        let auto: Auto = serde_json::from_str(stored).unwrap();
+        assert_eq!(auto.params.version, 1);
+        assert_eq!(auto.copeland, None);
+        let again: Auto = serde_json::from_str(&serde_json::to_string(&auto).unwrap()).unwrap();
+        assert_eq!(again, auto);
     }
 }

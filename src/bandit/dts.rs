@@ -73,9 +73,14 @@ pub struct Dts {
 
 impl Dts {
     pub fn new(params: DtsParams, _k: usize, _rng: &mut BanditRng) -> Self {
+        Dts::resumed(params, 0)
+    }
+
+    /// DTS taking over a run that has heard `heard` outcomes (its clock starts there).
+    pub fn resumed(params: DtsParams, heard: u64) -> Self {
         Dts {
             alpha: params.alpha,
-            t: 0,
+            t: heard,
             first_counts: Vec::new(),
             table: Cached(None),
         }

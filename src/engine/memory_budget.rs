@@ -12,6 +12,7 @@
 //! | `rucb` | O(K^2) | mean, 1/n and tau per pair, `f64`: 24 bytes per pair |
 //! | `multi_sbm` | O(K^2) | a single-armed learner per left ranker, created on first use: up to 24 bytes per pair |
 //! | `merge_dts` | O(K·B) | one DTS table per batch of B rankers: 16·B bytes per ranker |
+//! | `auto` | O(K^2) up to 256 rankers | DTS's table once it takes over (version 2, at most `copeland_max_arms` rankers); O(K) above |
 //! | every other policy | O(K) | a few counters per ranker |
 //!
 //! The per-ranker and per-pair figures are upper bounds checked by `tests/policy_memory.rs`
@@ -43,7 +44,7 @@ pub struct Estimate {
 }
 
 /// Bytes the policy itself keeps per pair of rankers (0 for the O(K) policies), with its growth.
-fn policy_cost(policy: &str, params: Option<&PolicySpec>) -> (u64, u64, &'static str) {
+fn policy_cost(policy: &str, params: Option<&PolicySpec>, k: u64) -> (u64, u64, &'static str) {
     // (bytes per pair, bytes per ranker, growth)
     match policy {
         "dts" => (16, 0, "O(K^2)"),
@@ -56,8 +57,23 @@ fn policy_cost(policy: &str, params: Option<&PolicySpec>) -> (u64, u64, &'static
                 .unwrap_or(MERGE_DTS_DEFAULT_BATCH);
             (0, 16 * batch, "O(K·B)")
         }
+        "auto" if auto_may_hand_over(params, k) => (16, 0, "O(K^2)"),
         _ => (0, 0, "O(K)"),
     }
+}
+
+/// Whether an `auto` state with `k` rankers may come to hold DTS's table: version 2 hands over
+/// to DTS with at most `copeland_max_arms` active rankers. A state that has handed over keeps
+/// DTS's table if rankers are added past that number, which this estimate then undercounts.
+fn auto_may_hand_over(spec: Option<&PolicySpec>, k: u64) -> bool {
+    let param = |name: &str| {
+        spec.and_then(|s| s.params.get(name))
+            .and_then(|v| v.as_u64())
+    };
+    let version = param("version").unwrap_or(u64::from(crate::bandit::auto::AUTO_VERSION));
+    let max_arms =
+        param("copeland_max_arms").unwrap_or(u64::from(crate::bandit::auto::COPELAND_MAX_ARMS));
+    version >= 2 && k <= max_arms
 }
 
 /// MergeDTS's default batch size (see `bandit::merge_dts`).
@@ -70,7 +86,7 @@ pub fn estimate(policy: &str, k: usize) -> Estimate {
 
 fn estimate_with(policy: &str, spec: Option<&PolicySpec>, k: usize) -> Estimate {
     let k = k as u64;
-    let (per_pair, per_ranker, growth) = policy_cost(policy, spec);
+    let (per_pair, per_ranker, growth) = policy_cost(policy, spec, k);
     let matrix = if k <= DENSE_LIMIT as u64 {
         8 * k * k
     } else {
@@ -102,4 +118,22 @@ pub fn check(spec: &PolicySpec, k: usize, budget: u64) -> Result<(), EngineError
             mb(budget)
         ),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_counts_dts_table_only_where_it_may_hand_over() {
+        let growth = |cli: &str, k: usize| {
+            let spec = PolicySpec::parse_cli(cli).unwrap();
+            estimate_with(&spec.name, Some(&spec), k).growth
+        };
+        assert_eq!(growth("auto", 256), "O(K^2)");
+        assert_eq!(growth("auto", 257), "O(K)");
+        assert_eq!(growth("auto:version=1", 16), "O(K)");
+        assert_eq!(growth("auto:copeland_max_arms=0", 16), "O(K)");
+        assert_eq!(growth("auto:copeland_max_arms=1000", 1000), "O(K^2)");
+    }
 }
