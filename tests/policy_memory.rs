@@ -6,7 +6,9 @@
 //! `cargo test --release --test policy_memory -- --ignored --nocapture` prints the figures per
 //! 1,000 rankers for every policy, with the resident memory they add to the process.
 
-use joust::bandit::policies::POLICY_NAMES;
+use joust::bandit::auto::COPELAND_MAX_ARMS;
+use joust::bandit::dts::{Dts, DtsParams};
+use joust::bandit::policies::{AnyPolicy, POLICY_NAMES};
 use joust::bandit::{BanditRng, BanditState, Outcome, Pair, PolicySpec, TieRule};
 use joust::engine::memory_budget;
 use rand::{Rng, SeedableRng};
@@ -47,6 +49,9 @@ static MEASURING: Mutex<()> = Mutex::new(());
 
 /// A state of `k` rankers as the engine caches it after some traffic: outcomes recorded (ties
 /// included, so the tie counts exist), caches warmed, a pair selected and a champion reported.
+/// `auto` is measured at its largest: with at most `COPELAND_MAX_ARMS` rankers, after DTS has
+/// taken over (random outcomes do not make every arm confidently beaten in 500 steps, so the
+/// hand-over is made here); with more, DTS never takes over.
 fn trained_state(policy: &str, k: usize) -> BanditState {
     let spec = PolicySpec {
         name: policy.to_string(),
@@ -66,6 +71,11 @@ fn trained_state(policy: &str, k: usize) -> BanditState {
                 .record(Pair::new(pair.first, pair.second), outcome, &mut rng)
                 .expect("recorded");
         }
+    }
+    if let AnyPolicy::Auto(auto) = &mut state.policy
+        && k <= COPELAND_MAX_ARMS as usize
+    {
+        auto.copeland = Some(Dts::resumed(DtsParams::default(), auto.heard));
     }
     state.warm();
     let _ = state.select(&mut rng);
