@@ -310,12 +310,12 @@ fn copeland_five() -> PrefMatrix {
 #[test]
 fn auto_hands_a_matrix_without_condorcet_winner_to_dts() {
     // Every arm is beaten by some arm with p = 0.9, so every arm can be confidently beaten:
-    // n KL(0.1, 1/2) = 0.37 n passes 2 ln t + 2 ln K + 3 < 26 at t = 20,000 after about 72
+    // n KL(0.1, 1/2) = 0.368 n passes 2 ln t + 2 ln K + 3 = 26.0 at t = 20,000 after about 71
     // decided duels of the pair. The last arm in contention is then challenged by the eliminated
     // arm that beats it (a Thompson draw of Beta(s + 1, f + 1) from such a pair's duels is above
     // 1/2 with probability near 1 after a few of them), and DTS takes over. No bound on when is
-    // proven; 20,000 steps is over 25 times the about 10 pairs x 72 duels the eliminations need,
-    // and in 200 seeds measured every run had handed over. DTS then names the Copeland winner
+    // proven; 20,000 steps is over 25 times the about 10 pairs x 71 duels the eliminations need,
+    // and in 200 seeds measured (100 immediate, 100 delayed) every run had handed over. DTS then names the Copeland winner
     // (every relation is decided with 0.9, so its lower bounds separate all pairs well within
     // this budget). A run that has handed over also round-trips through JSON.
     let m = copeland_five();
@@ -343,13 +343,17 @@ fn auto_hands_a_matrix_without_condorcet_winner_to_dts() {
 
 #[test]
 fn auto_version_1_never_hands_over() {
-    // The first design is kept for stored experiments: it eliminates down to one arm at most.
+    // The first design is kept for stored experiments: on the matrix and seeds where version 2
+    // hands over (the test above), it keeps eliminating, down to one arm at most.
     let m = copeland_five();
     let spec = PolicySpec::parse_cli("auto:version=1").unwrap();
     for seed in 0..5 {
         let (state, _) = support::run(&spec, &m, 20_000, seed, IMMEDIATE);
-        let contenders = state.policy.contenders(&state.view()).unwrap();
-        assert!(!contenders.is_empty(), "seed {seed}");
+        let contenders = state.policy.contenders(&state.view());
+        assert!(
+            contenders.as_ref().is_some_and(|c| !c.is_empty()),
+            "seed {seed}: {contenders:?}"
+        );
     }
 }
 

@@ -6,7 +6,6 @@
 //! `cargo test --release --test policy_memory -- --ignored --nocapture` prints the figures per
 //! 1,000 rankers for every policy, with the resident memory they add to the process.
 
-use joust::bandit::auto::COPELAND_MAX_ARMS;
 use joust::bandit::dts::{Dts, DtsParams};
 use joust::bandit::policies::{AnyPolicy, POLICY_NAMES};
 use joust::bandit::{BanditRng, BanditState, Outcome, Pair, PolicySpec, TieRule};
@@ -49,9 +48,9 @@ static MEASURING: Mutex<()> = Mutex::new(());
 
 /// A state of `k` rankers as the engine caches it after some traffic: outcomes recorded (ties
 /// included, so the tie counts exist), caches warmed, a pair selected and a champion reported.
-/// `auto` is measured at its largest: with at most `COPELAND_MAX_ARMS` rankers, after DTS has
-/// taken over (random outcomes do not make every arm confidently beaten in 500 steps, so the
-/// hand-over is made here); with more, DTS never takes over.
+/// `auto` is measured at its largest: where it may hand over to DTS, after DTS has taken over
+/// (random outcomes do not make every arm confidently beaten in 500 steps, so the hand-over is
+/// made here); with more rankers, DTS never takes over.
 fn trained_state(policy: &str, k: usize) -> BanditState {
     let spec = PolicySpec {
         name: policy.to_string(),
@@ -73,7 +72,7 @@ fn trained_state(policy: &str, k: usize) -> BanditState {
         }
     }
     if let AnyPolicy::Auto(auto) = &mut state.policy
-        && k <= COPELAND_MAX_ARMS as usize
+        && auto.params.may_hand_over(k)
     {
         auto.copeland = Some(Dts::resumed(DtsParams::default(), auto.heard));
     }

@@ -56,8 +56,8 @@
 //! to lose a challenge confidently; nothing bounds when that happens (a contender beaten only
 //! by arms near 1/2 may stay for the whole run). After it, `auto` is DTS, with DTS's
 //! behaviour and cost: its state adds an O(K^2) table and a step costs O(K^2), fine for tens of
-//! arms, slow for hundreds (1,600 steps/s at 136). `auto` never drops the last arm. Delayed, batched and lost feedback
-//! are handled as Self-Sparring handles them: `select` only samples, all counting happens in
+//! arms, slow for hundreds (1,600 steps/s at 136). `auto` never drops the last arm. Delayed,
+//! batched and lost feedback are handled as Self-Sparring handles them: `select` only samples, all counting happens in
 //! `update`, in whatever order outcomes arrive. Speed: the exact Thompson argmax of
 //! [`ArgmaxSampler`] (shared with Self-Sparring); an elimination costs O(K).
 //!
@@ -118,7 +118,7 @@ fn challenge_draws() -> u32 {
 
 /// DTS runs about 1,600 steps/s on 136 arms and slows as K^2: 256 keeps a step near a
 /// millisecond.
-pub const COPELAND_MAX_ARMS: u32 = 256;
+const COPELAND_MAX_ARMS: u32 = 256;
 
 fn copeland_max_arms() -> u32 {
     COPELAND_MAX_ARMS
@@ -132,6 +132,14 @@ impl Default for AutoParams {
             challenge_draws: challenge_draws(),
             copeland_max_arms: copeland_max_arms(),
         }
+    }
+}
+
+impl AutoParams {
+    /// Whether DTS may take over with `arms` active arms (version 2, at most
+    /// `copeland_max_arms`): the one rule the policy and the memory budget both follow.
+    pub fn may_hand_over(&self, arms: usize) -> bool {
+        self.version >= 2 && arms <= self.copeland_max_arms as usize
     }
 }
 
@@ -298,7 +306,7 @@ impl Auto {
     fn eliminate_by_outsider(&mut self, view: &View, arm: Arm) {
         if self.contenders_left(view) > 1 {
             self.drop_arm(view, arm);
-        } else if view.active_arms().count() <= self.params.copeland_max_arms as usize {
+        } else if self.params.may_hand_over(view.active_arms().count()) {
             let mut dts = Dts::resumed(DtsParams::default(), self.heard);
             dts.warm(view);
             self.copeland = Some(dts);

@@ -20,6 +20,7 @@
 //! write briefly holds a second copy while it applies outcomes.
 
 use crate::bandit::PolicySpec;
+use crate::bandit::auto::AutoParams;
 use crate::bandit::wins::DENSE_LIMIT;
 
 use super::EngineError;
@@ -62,18 +63,13 @@ fn policy_cost(policy: &str, params: Option<&PolicySpec>, k: u64) -> (u64, u64, 
     }
 }
 
-/// Whether an `auto` state with `k` rankers may come to hold DTS's table: version 2 hands over
-/// to DTS with at most `copeland_max_arms` active rankers. A state that has handed over keeps
-/// DTS's table if rankers are added past that number, which this estimate then undercounts.
+/// Whether an `auto` state with `k` rankers may come to hold DTS's table (the policy's own
+/// rule, with the spec's parameters or the defaults). A state that has handed over keeps DTS's
+/// table if rankers are added past `copeland_max_arms`, which this estimate then undercounts.
 fn auto_may_hand_over(spec: Option<&PolicySpec>, k: u64) -> bool {
-    let param = |name: &str| {
-        spec.and_then(|s| s.params.get(name))
-            .and_then(|v| v.as_u64())
-    };
-    let version = param("version").unwrap_or(u64::from(crate::bandit::auto::AUTO_VERSION));
-    let max_arms =
-        param("copeland_max_arms").unwrap_or(u64::from(crate::bandit::auto::COPELAND_MAX_ARMS));
-    version >= 2 && k <= max_arms
+    let k = k as usize;
+    let params: AutoParams = spec.and_then(|s| s.params(k).ok()).unwrap_or_default();
+    params.may_hand_over(k)
 }
 
 /// MergeDTS's default batch size (see `bandit::merge_dts`).
