@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 #[tokio::test]
 async fn experiments_over_the_memory_budget_are_refused() {
     let db = common::pg::fresh_database().await;
-    // 1 MiB: `dts` fits 182 rankers (64 KiB + 182 * (1 KiB + 24 bytes * 182) <= 1 MiB), not 183.
+    // 1 MiB: `dts` fits 131 rankers (64 KiB + 131 * (1 KiB + 49 bytes * 131) <= 1 MiB: 8 bytes per
+    // pair of win matrix, 41 of DTS), not 132.
     let server = Server::start_with(&["--database-url", &db, "--max-experiment-memory-mb", "1"]);
     let client = reqwest::Client::new();
     server.wait_ready(&client).await;
@@ -23,16 +24,16 @@ async fn experiments_over_the_memory_budget_are_refused() {
             .json(&json!({"name": "big", "rankers": rankers, "policy": {"name": "dts"}}))
             .send()
     };
-    let r = create(183).await.unwrap();
+    let r = create(132).await.unwrap();
     assert_eq!(r.status(), 422);
     let body: Value = r.json().await.unwrap();
     assert_eq!(body["error"]["code"], "memory_budget_exceeded", "{body}");
     let message = body["error"]["message"].as_str().unwrap();
-    for part in ["`dts`", "183 rankers", "O(K^2)", "limit of 1 MiB"] {
+    for part in ["`dts`", "132 rankers", "O(K^2)", "limit of 1 MiB"] {
         assert!(message.contains(part), "`{part}` missing from: {message}");
     }
 
-    let r = create(182).await.unwrap();
+    let r = create(131).await.unwrap();
     assert_eq!(r.status(), 201);
     let id = r.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
     let r = client
@@ -48,9 +49,9 @@ async fn experiments_over_the_memory_budget_are_refused() {
         body["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("183 rankers"),
+            .contains("132 rankers"),
         "{body}"
     );
     let e = get_json(&client, &format!("{}/v1/experiments/{id}", server.base)).await;
-    assert_eq!(e["rankers"].as_array().unwrap().len(), 182);
+    assert_eq!(e["rankers"].as_array().unwrap().len(), 131);
 }

@@ -35,9 +35,10 @@ use serde::{Deserialize, Serialize};
 use super::argbest::ArgMax;
 use super::beta::sample_beta;
 use super::cached::{Cached, evidence_total};
-use super::duel_table::{DuelTable, draw};
+use super::duel_table::DuelTable;
 use super::spec::{PolicyParams, check_range};
-use super::ucb::ucb;
+use super::ucb::{threshold, ucb};
+use super::upper_copeland::{UpperCopeland, candidates_from_scratch};
 use super::{Arm, BanditRng, Pair, Policy, View, Win};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -69,6 +70,9 @@ pub struct Dts {
     first_counts: Vec<u64>,
     #[serde(skip)]
     table: Cached<(u64, DuelTable)>,
+    /// Upper Copeland scores kept step by step, for the evidence total stamped with them.
+    #[serde(skip)]
+    copeland: Cached<(u64, Box<UpperCopeland>)>,
 }
 
 impl Dts {
@@ -83,6 +87,7 @@ impl Dts {
             t: heard,
             first_counts: Vec::new(),
             table: Cached(None),
+            copeland: Cached(None),
         }
     }
 
@@ -106,25 +111,27 @@ impl Dts {
         1.0 - self.upper(view, j, i)
     }
 
-    /// The arms with the largest upper Copeland score.
+    /// The arms with the largest upper Copeland score: kept step by step
+    /// ([`super::upper_copeland`]), or computed directly before the cache is built.
     pub fn candidates(&self, view: &View) -> Vec<Arm> {
-        let active: Vec<Arm> = view.active_arms().collect();
-        let scores: Vec<usize> = active
-            .iter()
-            .map(|&i| {
-                active
-                    .iter()
-                    .filter(|&&j| j != i && self.upper(view, i, j) > 0.5)
-                    .count()
-            })
-            .collect();
-        let best = scores.iter().copied().max().unwrap_or(0);
-        active
-            .iter()
-            .zip(&scores)
-            .filter(|(_, s)| **s == best)
-            .map(|(a, _)| *a)
-            .collect()
+        let log_term = self.log_term();
+        match self.copeland.0.as_ref() {
+            Some((synced, kept))
+                if *synced == evidence_total(view) && kept.log_term() == log_term =>
+            {
+                kept.candidates()
+            }
+            _ => {
+                let active: Vec<Arm> = view.active_arms().collect();
+                candidates_from_scratch(view, &active, self.alpha, log_term)
+            }
+        }
+    }
+
+    /// Whether l_jc <= 1/2 (c does not surely beat j): u_cj >= 1/2, that is, not ln t below the
+    /// pair's threshold (the arithmetic of the candidates, [`super::ucb::threshold`]).
+    fn not_surely_beaten(&self, view: &View, j: Arm, c: Arm, log_term: f64) -> bool {
+        log_term >= threshold(view.score(c, j) + 1.0, view.count(c, j) + 2.0, self.alpha)
     }
 
     fn fresh<'a>(&'a self, view: &View) -> Option<&'a DuelTable> {
@@ -141,6 +148,8 @@ impl Dts {
 
     fn rebuild(&mut self, view: &View) {
         let arms: Vec<Arm> = view.active_arms().collect();
+        let copeland = UpperCopeland::build(view, &arms, self.alpha, self.log_term());
+        self.copeland = Cached(Some((evidence_total(view), Box::new(copeland))));
         let previous: Vec<DuelTable> = self
             .table
             .0
@@ -167,17 +176,23 @@ impl Dts {
     fn learn(&mut self, view: &View, a: Arm, b: Arm, won: bool) {
         self.t += 1;
         let total = evidence_total(view);
-        match self.table.0.as_mut() {
-            Some((synced, table)) if *synced + 1 == total => {
-                if won {
-                    table.record_win(view, a, b);
-                } else {
-                    table.recompute(view, a, b);
-                }
-                *synced = total;
-            }
-            _ => self.rebuild(view),
+        let log_term = self.log_term();
+        let in_step = matches!(self.table.0.as_ref(), Some((synced, _)) if *synced + 1 == total)
+            && matches!(self.copeland.0.as_ref(), Some((synced, _)) if *synced + 1 == total);
+        if !in_step {
+            return self.rebuild(view);
         }
+        let (synced, table) = self.table.0.as_mut().expect("in step");
+        if won {
+            table.record_win(view, a, b);
+        } else {
+            table.recompute(view, a, b);
+        }
+        *synced = total;
+        let (synced, copeland) = self.copeland.0.as_mut().expect("in step");
+        copeland.update_pair(view, a, b);
+        copeland.advance(log_term);
+        *synced = total;
     }
 }
 
@@ -192,33 +207,31 @@ impl Policy for Dts {
                 &built
             }
         };
-        // First Thompson sample, only for pairs involving a candidate.
+        // First Thompson sample, only for pairs involving a candidate, in the order of the
+        // pairs (x < y) of the table: a candidate's row whole, another's at the candidates only.
         let n = table.arms.len();
-        let is_candidate: Vec<bool> = table.arms.iter().map(|a| candidates.contains(a)).collect();
-        let mut wins = vec![0u32; n];
-        for x in 0..n {
-            for y in x + 1..n {
-                if is_candidate[x] || is_candidate[y] {
-                    let (i, j) = (table.arms[x], table.arms[y]);
-                    if draw(view, i, j, table.get(x, y), rng) {
-                        wins[x] += 1;
-                    } else {
-                        wins[y] += 1;
-                    }
-                }
+        let mut is_candidate = vec![false; n];
+        let mut candidate_positions = Vec::with_capacity(candidates.len());
+        for (x, a) in table.arms.iter().enumerate() {
+            if candidates.contains(a) {
+                is_candidate[x] = true;
+                candidate_positions.push(x);
             }
         }
+        let mut wins = vec![0u32; n];
+        table.sample_wins_marked(view, &is_candidate, &candidate_positions, &mut wins, rng);
         let mut first = ArgMax::new();
         for x in (0..n).filter(|&x| is_candidate[x]) {
             first.offer(table.arms[x], wins[x] as f64, rng);
         }
         let c = first.arm().expect("some candidate");
         // Second Thompson sample among the arms that c does not surely beat.
+        let log_term = self.log_term();
         let mut second = ArgMax::new();
         for j in view.active_arms() {
             if j == c {
                 second.offer(j, 0.5, rng);
-            } else if self.lower(view, j, c) <= 0.5 {
+            } else if self.not_surely_beaten(view, j, c, log_term) {
                 let theta = sample_beta(view.score(j, c) + 1.0, view.score(c, j) + 1.0, rng);
                 second.offer(j, theta, rng);
             }
@@ -242,6 +255,10 @@ impl Policy for Dts {
         // count of the arm that led it.
         self.count_first(arm);
         self.t += 1;
+        let log_term = self.log_term();
+        if let Some((_, copeland)) = self.copeland.0.as_mut() {
+            copeland.advance(log_term);
+        }
     }
 
     fn warm(&mut self, view: &View) {

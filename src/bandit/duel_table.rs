@@ -162,6 +162,52 @@ impl DuelTable {
         }
     }
 
+    /// DTS's first sample: [`DuelTable::sample_wins`] for only the pairs with at least one
+    /// `marked` position (`marked_positions`: the same, ascending), in the same order.
+    pub fn sample_wins_marked<R: Rng + ?Sized>(
+        &self,
+        view: &View,
+        marked: &[bool],
+        marked_positions: &[usize],
+        wins: &mut [u32],
+        rng: &mut R,
+    ) {
+        let n = self.arms.len();
+        wins[..n].fill(0);
+        for x in 0..n {
+            let later = if marked[x] {
+                &[][..]
+            } else {
+                &marked_positions[marked_positions.partition_point(|&y| y <= x)..]
+            };
+            let mut duel = |y: usize, rng: &mut R| {
+                let xy = x * n + y;
+                let x_wins = if self.nan_cells == 0 {
+                    rng.next_u64() < self.thresholds[xy]
+                } else {
+                    draw(view, self.arms[x], self.arms[y], self.p[xy], rng)
+                };
+                wins[x] += u32::from(x_wins);
+                wins[y] += u32::from(!x_wins);
+            };
+            if marked[x] && self.nan_cells == 0 {
+                // Hot path, as in `sample_wins`: a whole row of thresholds.
+                let row = &self.thresholds[x * n..(x + 1) * n];
+                let mut won = 0;
+                for (y, &threshold) in row.iter().enumerate().skip(x + 1) {
+                    let x_wins = rng.next_u64() < threshold;
+                    won += u32::from(x_wins);
+                    wins[y] += u32::from(!x_wins);
+                }
+                wins[x] += won;
+            } else if marked[x] {
+                (x + 1..n).for_each(|y| duel(y, rng));
+            } else {
+                later.iter().for_each(|&y| duel(y, rng));
+            }
+        }
+    }
+
     /// Phase I with theta_ij and theta_ji drawn independently: per position, how many of its
     /// own draws theta_xy (y another arm of the table) exceed 1/2. An arm is not compared with
     /// itself. Ordered pairs are drawn row by row, so runs replay exactly.

@@ -52,6 +52,7 @@ pub mod tournament;
 pub mod ucb;
 pub mod ucb_candidates;
 pub mod uniform;
+pub mod upper_copeland;
 pub mod wins;
 
 pub use champion::{ChampionBasis, ChampionReport, PreferenceEstimate};

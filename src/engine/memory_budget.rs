@@ -8,11 +8,11 @@
 //!
 //! | policy | growth | what grows |
 //! | --- | --- | --- |
-//! | `dts` | O(K^2) | its table of P(theta_ij > 1/2) as `f64` and as a `u64` threshold: 16 bytes per pair |
+//! | `dts` | O(K^2) | its table of P(theta_ij > 1/2) as `f64` and as a `u64` threshold (16 bytes per pair), and its upper Copeland scores kept step by step (a threshold, a bit and a heap entry per pair, 24.2 bytes): 41 bytes per pair |
 //! | `rucb` | O(K^2) | mean, 1/n and tau per pair, `f64`: 24 bytes per pair |
 //! | `multi_sbm` | O(K^2) | a single-armed learner per left ranker, created on first use: up to 24 bytes per pair |
 //! | `merge_dts` | O(K·B) | one DTS table per batch of B rankers: 16·B bytes per ranker |
-//! | `auto` | O(K^2) up to 256 rankers | DTS's table once it takes over (version 2, at most `copeland_max_arms` rankers); O(K) above |
+//! | `auto` | O(K^2) up to 256 rankers | DTS's tables once it takes over (version 2, at most `copeland_max_arms` rankers); O(K) above |
 //! | every other policy | O(K) | a few counters per ranker |
 //!
 //! The per-ranker and per-pair figures are upper bounds checked by `tests/policy_memory.rs`
@@ -26,7 +26,7 @@ use crate::bandit::wins::DENSE_LIMIT;
 use super::EngineError;
 
 /// The default per-experiment budget: 512 MiB. A 10,000-ranker experiment fits with the O(K)
-/// policies; with `dts` (1.6 GB), `rucb` or `multi_sbm` (2.4 GB) it does not, and is refused
+/// policies; with `dts` (4.1 GB), `rucb` or `multi_sbm` (2.4 GB) it does not, and is refused
 /// with the numbers.
 pub const DEFAULT_BUDGET_BYTES: u64 = 512 * 1024 * 1024;
 
@@ -44,11 +44,14 @@ pub struct Estimate {
     pub growth: &'static str,
 }
 
+/// DTS's bytes per pair of rankers (module docs).
+const DTS_PER_PAIR: u64 = 41;
+
 /// Bytes the policy itself keeps per pair of rankers (0 for the O(K) policies), with its growth.
 fn policy_cost(policy: &str, params: Option<&PolicySpec>, k: u64) -> (u64, u64, &'static str) {
     // (bytes per pair, bytes per ranker, growth)
     match policy {
-        "dts" => (16, 0, "O(K^2)"),
+        "dts" => (DTS_PER_PAIR, 0, "O(K^2)"),
         "rucb" => (24, 0, "O(K^2)"),
         "multi_sbm" => (24, 0, "O(K^2)"),
         "merge_dts" => {
@@ -58,7 +61,7 @@ fn policy_cost(policy: &str, params: Option<&PolicySpec>, k: u64) -> (u64, u64, 
                 .unwrap_or(MERGE_DTS_DEFAULT_BATCH);
             (0, 16 * batch, "O(K·B)")
         }
-        "auto" if auto_may_hand_over(params, k) => (16, 0, "O(K^2)"),
+        "auto" if auto_may_hand_over(params, k) => (DTS_PER_PAIR, 0, "O(K^2)"),
         _ => (0, 0, "O(K)"),
     }
 }
