@@ -162,9 +162,15 @@ async fn bad_input_is_a_clear_4xx_and_changes_nothing() {
             "invalid_body",
         ),
         (
-            json!({"name": "n", "rankers": ["a", "b"]}),
+            // Omitted, the policy is the default; null is not a policy.
+            json!({"name": "n", "rankers": ["a", "b"], "policy": null}),
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_body",
+        ),
+        (
+            json!({"name": "n", "rankers": ["a", "b"], "policy": {"name": "auto", "params": {"version": 3}}}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_policy",
         ),
         (
             json!({"name": "", "rankers": ["a", "b"], "policy": {"name": "uniform"}}),

@@ -254,6 +254,18 @@ async fn refusals_name_the_problem_and_change_nothing() {
         "{list}"
     );
 
+    // Naming no policy is not a refusal: above two rankers per query the default is the
+    // multi-ranker Self-Sparring (auto is pairwise).
+    let (s, e) = create(
+        &app,
+        json!({"name": "default", "rankers": rankers, "rankers_per_query": 4}),
+    )
+    .await;
+    assert_eq!(s, StatusCode::CREATED, "{e}");
+    assert_eq!(e["policy"], json!({"name": "self_sparring", "params": {}}));
+    let (_, shown) = query(&app, e["id"].as_i64().unwrap()).await;
+    assert!((1..=4).contains(&shown.len()), "{shown:?}");
+
     let id = multi_experiment(&app, &rankers, "mdb", 4).await;
     let version = app.experiment(id).await["version"].clone();
     let (token, shown) = query(&app, id).await;

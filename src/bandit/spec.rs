@@ -14,6 +14,15 @@ pub struct PolicySpec {
     pub params: Map<String, Value>,
 }
 
+/// The policy of an experiment that names none: joust's own, with the least regret across the
+/// kinds of preference matrix measured (README, Results: auto).
+pub const DEFAULT_POLICY: &str = "auto";
+
+/// The policy of an experiment that names none and compares more than two rankers per query:
+/// `auto` is pairwise, and Self-Sparring had the least regret of the multi-ranker policies at
+/// every m measured (README, Results: many rankers per query).
+pub const DEFAULT_MULTI_POLICY: &str = "self_sparring";
+
 /// Why a policy specification was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SpecError {
@@ -37,6 +46,26 @@ impl PolicySpec {
             name: name.into(),
             params: Map::new(),
         }
+    }
+
+    /// The spec an experiment comparing `rankers_per_query` rankers records: the one it asked
+    /// for, or [`DEFAULT_POLICY`] ([`DEFAULT_MULTI_POLICY`] above two rankers per query) when it
+    /// named none. `auto` gets its design version written in when the request left it out, so
+    /// the stored spec itself says which design the experiment runs (the state records it too)
+    /// after later versions change the default.
+    pub fn recorded(asked: Option<PolicySpec>, rankers_per_query: usize) -> PolicySpec {
+        let mut spec = asked.unwrap_or_else(|| {
+            PolicySpec::new(if rankers_per_query > 2 {
+                DEFAULT_MULTI_POLICY
+            } else {
+                DEFAULT_POLICY
+            })
+        });
+        if spec.name == "auto" && !spec.params.contains_key("version") {
+            spec.params
+                .insert("version".into(), super::auto::AUTO_VERSION.into());
+        }
+        spec
     }
 
     /// Parses the command-line form `name[:key=value,key=value...]`. Values that parse as JSON
@@ -120,6 +149,28 @@ mod tests {
         assert!(PolicySpec::parse_cli("rucb:alpha").is_err());
         assert!(PolicySpec::parse_cli(":alpha=1").is_err());
         assert_eq!(PolicySpec::parse_cli("rucb").unwrap().params.len(), 0);
+    }
+
+    #[test]
+    fn an_experiment_without_a_policy_records_auto_with_its_version() {
+        let default = PolicySpec::recorded(None, 2);
+        assert_eq!(default.name, "auto");
+        assert_eq!(default.params["version"], serde_json::json!(2));
+        // Asked for by name: the version is written in; asked for with one: kept.
+        assert_eq!(
+            PolicySpec::recorded(Some(PolicySpec::new("auto")), 2),
+            default
+        );
+        let v1 = PolicySpec::parse_cli("auto:version=1").unwrap();
+        assert_eq!(PolicySpec::recorded(Some(v1.clone()), 2), v1);
+        // Other policies are recorded as asked.
+        let rucb = PolicySpec::parse_cli("rucb:alpha=0.3").unwrap();
+        assert_eq!(PolicySpec::recorded(Some(rucb.clone()), 2), rucb);
+        // More than two rankers per query: the multi-ranker default.
+        assert_eq!(
+            PolicySpec::recorded(None, 4),
+            PolicySpec::new("self_sparring")
+        );
     }
 
     #[test]

@@ -34,7 +34,10 @@ pub const MAX_ATTRIBUTION_WINDOW_SECS: i64 = 30 * 24 * 3600;
 pub struct CreateExperiment {
     pub name: String,
     pub rankers: Vec<String>,
-    pub policy: PolicySpec,
+    /// The bandit policy; when omitted, `auto` (its current version), or `self_sparring` above
+    /// two rankers per query ([`PolicySpec::recorded`]).
+    #[serde(default, deserialize_with = "non_null")]
+    pub policy: Option<PolicySpec>,
     #[serde(default, deserialize_with = "non_null")]
     pub attribution_window_secs: Option<i64>,
     #[serde(default, deserialize_with = "non_null")]
@@ -103,8 +106,9 @@ impl Engine {
                 format!("an experiment needs 2 to {MAX_RANKERS} rankers, got {k}"),
             ));
         }
+        let policy = PolicySpec::recorded(req.policy, req.rankers_per_query.unwrap_or(2));
         // Before anything is built: a state over budget could take gigabytes to build.
-        memory_budget::check(&req.policy, k, self.memory_budget())?;
+        memory_budget::check(&policy, k, self.memory_budget())?;
         let mut seen = HashSet::new();
         for r in &req.rankers {
             check_ranker_name(r)?;
@@ -149,7 +153,7 @@ impl Engine {
         let seed = req.seed.unwrap_or_else(|| rand::rng().random::<u64>() >> 1);
         let tie_rule = req.tie_rule.unwrap_or_default();
         let mut rng = BanditRng::seed_from_u64(seed);
-        let state = BanditState::new(&req.policy, k, tie_rule, &mut rng)
+        let state = BanditState::new(&policy, k, tie_rule, &mut rng)
             .map_err(|e| EngineError::invalid("invalid_policy", e.to_string()))?;
         if rankers_per_query > state.max_rankers_per_query() {
             return Err(EngineError::invalid(
@@ -158,7 +162,7 @@ impl Engine {
                     "policy `{}` compares at most {} rankers per query, and rankers_per_query is \
                      {rankers_per_query}; multi-ranker policies: mdb, ucb_candidates, \
                      self_sparring, merge_dts",
-                    req.policy.name,
+                    policy.name,
                     state.max_rankers_per_query()
                 ),
             ));
@@ -168,7 +172,7 @@ impl Engine {
             experiments::NewExperiment {
                 name: &req.name,
                 rankers: &req.rankers,
-                policy: serde_json::to_value(&req.policy).expect("spec serialises"),
+                policy: serde_json::to_value(&policy).expect("spec serialises"),
                 tie_rule: tie_rule_str(tie_rule),
                 interleaving: interleaving.to_json(),
                 rankers_per_query: rankers_per_query as i32,
