@@ -137,17 +137,7 @@ impl DuelTable {
         let n = self.arms.len();
         wins[..n].fill(0);
         if self.nan_cells == 0 {
-            // Hot path: one u64 per pair, compared with the cached threshold.
-            for x in 0..n {
-                let row = &self.thresholds[x * n..(x + 1) * n];
-                let mut won = 0;
-                for (y, &threshold) in row.iter().enumerate().skip(x + 1) {
-                    let x_wins = rng.next_u64() < threshold;
-                    won += u32::from(x_wins);
-                    wins[y] += u32::from(!x_wins);
-                }
-                wins[x] += won;
-            }
+            (0..n).for_each(|x| self.sample_row_after(x, wins, rng));
             return;
         }
         for x in 0..n {
@@ -160,6 +150,21 @@ impl DuelTable {
                 }
             }
         }
+    }
+
+    /// The hot path of Phase I, while no cell is NaN: position x against every later position,
+    /// one u64 per pair compared with the cached threshold.
+    #[inline]
+    fn sample_row_after<R: Rng + ?Sized>(&self, x: usize, wins: &mut [u32], rng: &mut R) {
+        let n = self.arms.len();
+        let row = &self.thresholds[x * n..(x + 1) * n];
+        let mut won = 0;
+        for (y, &threshold) in row.iter().enumerate().skip(x + 1) {
+            let x_wins = rng.next_u64() < threshold;
+            won += u32::from(x_wins);
+            wins[y] += u32::from(!x_wins);
+        }
+        wins[x] += won;
     }
 
     /// DTS's first sample: [`DuelTable::sample_wins`] for only the pairs with at least one
@@ -191,15 +196,7 @@ impl DuelTable {
                 wins[y] += u32::from(!x_wins);
             };
             if marked[x] && self.nan_cells == 0 {
-                // Hot path, as in `sample_wins`: a whole row of thresholds.
-                let row = &self.thresholds[x * n..(x + 1) * n];
-                let mut won = 0;
-                for (y, &threshold) in row.iter().enumerate().skip(x + 1) {
-                    let x_wins = rng.next_u64() < threshold;
-                    won += u32::from(x_wins);
-                    wins[y] += u32::from(!x_wins);
-                }
-                wins[x] += won;
+                self.sample_row_after(x, wins, rng);
             } else if marked[x] {
                 (x + 1..n).for_each(|y| duel(y, rng));
             } else {
