@@ -19,15 +19,9 @@ cd "$here/../../.."
 steps=${1:-100000}
 runs=${2:-20}
 out=${3:-$here}
-threads=${THREADS:-2}
-# JOUST=path runs that binary instead of building one (e.g. a copy, so builds can go on meanwhile).
-joust=${JOUST:-}
-if [[ -z $joust ]]; then cargo build --release --quiet; joust=target/release/joust; fi
-all="cycle cycle2 arxiv6 utility:2good:linear random-condorcet:16:1 random-condorcet:64:1
-  random-condorcet:136:1 random-copeland:16:1 random-copeland:64:1 random-copeland:136:1
-  ../shared/data/mslr-navigational.txt ../shared/data/mslr-perfect.txt"
+source "$here/common.sh"
 policies=(--policy auto --policy self_sparring
-          --policy merge_dts:alpha=0.262144,batch_size=16,c=4000000 --policy rmed1 --policy rucb)
+          --policy "$tuned_merge_dts" --policy rmed1 --policy rucb)
 ((steps <= 1000000)) && policies+=(--policy auto:version=1)
 
 # The number of arms of a matrix named as above.
