@@ -60,10 +60,11 @@
 //! by arms near 1/2 may stay for the whole run). After it, `auto` is DTS, with DTS's
 //! behaviour and cost: its state adds O(K^2) tables and a step costs up to O(K^2) while many
 //! arms may still be Copeland winners, fine for tens of arms, slow for hundreds (about 40,000
-//! steps/s at 136 on MSLR-Navigational, 770,000 at 16). `auto` never drops the last arm. Delayed,
-//! batched and lost feedback are handled as Self-Sparring handles them: `select` only samples, all counting happens in
-//! `update`, in whatever order outcomes arrive. Speed: the exact Thompson argmax of
-//! [`ArgmaxSampler`] (shared with Self-Sparring); an elimination costs O(K).
+//! steps/s at 136 on MSLR-Navigational, 770,000 at 16). `auto` never drops the last arm.
+//! Delayed, batched and lost feedback are handled as Self-Sparring handles them: `select` only
+//! samples, all counting happens in `update`, in whatever order outcomes arrive. Speed: the
+//! exact Thompson argmax of [`ArgmaxSampler`] (shared with Self-Sparring); an elimination costs
+//! O(K).
 //!
 //! Conventions (as Self-Sparring's): a tie between two arms counts only when ties count as half
 //! a win (half a win and half a loss to each); a self-duel counts half a win and half a loss,

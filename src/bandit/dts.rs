@@ -23,7 +23,8 @@
 //! pairs that involve a candidate, O(K) per candidate: a step costs O(K^2) only while most arms
 //! are candidates, as on MSLR's closely matched rankers (about 40,000 steps/s at 136 arms over
 //! 10^5 steps; over 10^4 steps, 15 to 19 times the direct computation measured in the same
-//! session; the same choices, as the same seeds give the same regret). It is meant for experiments of tens of arms, not thousands.
+//! session; the same choices, as the same seeds give the same regret). It is meant for
+//! experiments of tens of arms, not thousands.
 //!
 //! Conventions: counts carry a prior of one win each way (as the MergeDTS authors' implementation
 //! of DTS does), so means and bounds use w + 1 wins out of n + 2; t is the number of outcomes heard
@@ -215,16 +216,9 @@ impl Policy for Dts {
         // First Thompson sample, only for pairs involving a candidate, in the order of the
         // pairs (x < y) of the table: a candidate's row whole, another's at the candidates only.
         let n = table.arms.len();
-        let mut is_candidate = vec![false; n];
-        let mut candidate_positions = Vec::with_capacity(candidates.len());
-        for (x, a) in table.arms.iter().enumerate() {
-            if candidates.contains(a) {
-                is_candidate[x] = true;
-                candidate_positions.push(x);
-            }
-        }
+        let is_candidate: Vec<bool> = table.arms.iter().map(|a| candidates.contains(a)).collect();
         let mut wins = vec![0u32; n];
-        table.sample_wins_marked(view, &is_candidate, &candidate_positions, &mut wins, rng);
+        table.sample_wins_marked(view, &is_candidate, &mut wins, rng);
         let mut first = ArgMax::new();
         for x in (0..n).filter(|&x| is_candidate[x]) {
             first.offer(table.arms[x], wins[x] as f64, rng);

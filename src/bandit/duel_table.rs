@@ -168,16 +168,16 @@ impl DuelTable {
     }
 
     /// DTS's first sample: [`DuelTable::sample_wins`] for only the pairs with at least one
-    /// `marked` position (`marked_positions`: the same, ascending), in the same order.
+    /// `marked` position, in the same order.
     pub fn sample_wins_marked<R: Rng + ?Sized>(
         &self,
         view: &View,
         marked: &[bool],
-        marked_positions: &[usize],
         wins: &mut [u32],
         rng: &mut R,
     ) {
         let n = self.arms.len();
+        let marked_positions: Vec<usize> = (0..n).filter(|&x| marked[x]).collect();
         wins[..n].fill(0);
         for x in 0..n {
             let later = if marked[x] {

@@ -1,6 +1,6 @@
 //! DTS's upper Copeland scores, #{j : u_ij > 1/2}, kept up to date step by step instead of
-//! recomputed from K^2 confidence bounds at every selection (that recomputation was 70% of a DTS
-//! step on 136 arms).
+//! recomputed from K^2 confidence bounds at every selection (with DTS's first sample drawn over
+//! the candidates' pairs only, this made DTS 15 to 19 times as fast on 136 arms; `dts` docs).
 //!
 //! u_ij > 1/2 exactly when the log term L exceeds the pair's threshold n (1/2 - mu)^2 / alpha
 //! ([`super::ucb::threshold`]), which depends only on the pair's counts. L = ln t only grows, so a
@@ -118,10 +118,6 @@ impl UpperCopeland {
         }
         scores.compact();
         scores
-    }
-
-    pub fn arms(&self) -> &[Arm] {
-        &self.arms
     }
 
     fn is_counted(&self, cell: usize) -> bool {
