@@ -1,16 +1,7 @@
 -- Posts pre-built batch bodies (one JSON body per line of batches.txt), each once.
-local counter = 0
-function setup(thread)
-  thread:set("id", counter)
-  counter = counter + 1
-end
+dofile("scripts/bench/common.lua")
 function init(args)
-  bodies = {}
-  local i = 0
-  for line in io.lines(os.getenv("BENCH_DIR") .. "/batches.txt") do
-    if i % tonumber(os.getenv("BENCH_THREADS")) == id then table.insert(bodies, line) end
-    i = i + 1
-  end
+  bodies = thread_lines("batches.txt")
   next_body = 1
   wrk.headers["Content-Type"] = "application/json"
 end

@@ -1,9 +1,5 @@
 -- Asks for duels and writes each returned token to tokens-<thread>.txt (one per line).
-local counter = 0
-function setup(thread)
-  thread:set("id", counter)
-  counter = counter + 1
-end
+dofile("scripts/bench/common.lua")
 function init(args)
   out = io.open(os.getenv("BENCH_DIR") .. "/tokens-" .. id .. ".txt", "w")
   wrk.method = "POST"

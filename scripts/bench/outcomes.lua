@@ -1,18 +1,7 @@
 -- Posts each collected duel token's outcome once: thread n takes every n-th line.
-local counter = 0
-local threads = {}
-function setup(thread)
-  thread:set("id", counter)
-  counter = counter + 1
-  table.insert(threads, thread)
-end
+dofile("scripts/bench/common.lua")
 function init(args)
-  lines = {}
-  local i = 0
-  for line in io.lines(os.getenv("BENCH_DIR") .. "/tokens.txt") do
-    if i % tonumber(os.getenv("BENCH_THREADS")) == id then table.insert(lines, line) end
-    i = i + 1
-  end
+  lines = thread_lines("tokens.txt")
   next_line = 1
   wrk.method = "POST"
   wrk.headers["Content-Type"] = "application/json"
