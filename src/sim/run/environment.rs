@@ -4,8 +4,8 @@
 
 use rand::Rng;
 
-use super::PrefMatrix;
 use crate::bandit::Pair;
+use crate::sim::matrix::PrefMatrix;
 
 /// The result of one duel, from the point of view of `pair.first`: the bandit's own type, so an
 /// environment's answer goes to the policy with the sides it was played on.
@@ -33,10 +33,6 @@ pub struct MatrixEnvironment {
 impl MatrixEnvironment {
     pub fn new(matrix: PrefMatrix) -> Self {
         MatrixEnvironment { matrix }
-    }
-
-    pub fn matrix(&self) -> &PrefMatrix {
-        &self.matrix
     }
 }
 
