@@ -1,12 +1,12 @@
 //! Simulation: policies against preference matrices or simulated users, as the papers evaluate
 //! them; behind `joust simulate`, `joust prefmatrix` and `joust letor-gen`.
 //!
-//! - [`matrix`]: where a preference matrix comes from (files, built-in scenarios) and the one
+//! - `matrix`: where a preference matrix comes from (files, built-in scenarios) and the one
 //!   each run plays on;
-//! - [`letor`]: learning-to-rank data, feature rankers, click models, the click environment and
+//! - `letor`: learning-to-rank data, feature rankers, click models, the click environment and
 //!   the estimate of a preference matrix from clicks;
-//! - [`run`]: one run and many runs in parallel, reproducible whatever the thread count;
-//! - [`report`]: the summary, its CSV and its figures.
+//! - `run`: one run and many runs in parallel, reproducible whatever the thread count;
+//! - `report`: the summary, its CSV and its figures.
 
 mod letor;
 mod matrix;

@@ -135,7 +135,7 @@ impl ClickData {
     }
 }
 
-/// DCG@k with gain 2^grade - 1 and discount 1 / log2(position + 1), as [`super::letor::ndcg`].
+/// DCG@k with gain 2^grade - 1 and discount 1 / log2(position + 1), as [`super::letor_data::ndcg`].
 fn dcg(grades: impl Iterator<Item = u8>, k: usize) -> f64 {
     grades
         .take(k)

@@ -1,7 +1,7 @@
-//! Running a simulation: what answers a duel ([`environment`]), how late outcomes reach the
-//! policy ([`feedback_timing`]), one run and what it records ([`duel_run`],
-//! [`multileave_run`], [`checkpoints`], [`thread_clock`], [`regret`]), and many runs in
-//! parallel, reproducible whatever the thread count ([`seeds`], [`simulation`]).
+//! Running a simulation: what answers a duel (`environment`), how late outcomes reach the
+//! policy (`feedback_timing`), one run and what it records (`duel_run`,
+//! `multileave_run`, `checkpoints`, `thread_clock`, `regret`), and many runs in
+//! parallel, reproducible whatever the thread count (`seeds`, `simulation`).
 
 mod checkpoints;
 mod duel_run;
