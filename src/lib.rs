@@ -2,9 +2,11 @@
 //!
 //! Layers, each importing only downwards (see README "Architecture"):
 //! `bandit` and `interleave` (pure), `sim` (simulation), `store` (Postgres), `engine` (cached
-//! experiments and the outcome pipeline), `http` (the API), `serve` (the service's startup).
+//! experiments and the outcome pipeline), `http` (the API), `serve` (the service's startup),
+//! `cli` (the command line).
 
 pub mod bandit;
+pub mod cli;
 pub mod engine;
 pub mod http;
 pub mod interleave;

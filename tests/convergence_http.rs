@@ -139,9 +139,7 @@ async fn the_order_of_each_duel_reaches_the_policy() {
 /// its champion must be the feature ranker with the best NDCG@10.
 #[tokio::test]
 async fn clicks_on_interleavings_lead_to_the_best_ndcg_feature() {
-    use joust::sim::clicks::ClickModel;
-    use joust::sim::letor::LIST_LEN;
-    use joust::sim::synthetic::{self, SyntheticSpec};
+    use joust::sim::{ClickModel, LIST_LEN, SyntheticSpec, synthetic_letor};
 
     // 4 features (signal strengths 2, 1, 0.5 and 0, shuffled over the ids by the seed).
     let spec = SyntheticSpec {
@@ -149,7 +147,7 @@ async fn clicks_on_interleavings_lead_to_the_best_ndcg_feature() {
         docs_per_query: 20,
         features: 4,
     };
-    let data = synthetic::generate(&spec, 7);
+    let data = synthetic_letor(&spec, 7);
     let ndcg: Vec<f64> = data
         .feature_ids
         .iter()

@@ -11,7 +11,7 @@ use joust::interleave::{
     Exhausted, InterleaveError, Interleaving, Method, Outcome, SharedPrefix, SoftOutcome, Team,
     TeamDraftOptions, dedup, interleave, optimized_distribution,
 };
-use joust::sim::clicks::ClickModel;
+use joust::sim::ClickModel;
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use std::collections::HashSet;

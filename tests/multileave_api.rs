@@ -7,9 +7,7 @@ mod common;
 use std::collections::HashSet;
 
 use common::{TestApp, error_code};
-use joust::sim::clicks::ClickModel;
-use joust::sim::letor::LetorData;
-use joust::sim::synthetic::{SyntheticSpec, generate};
+use joust::sim::{ClickModel, LetorData, SyntheticSpec, synthetic_letor};
 use rand::{Rng, SeedableRng};
 use reqwest::StatusCode;
 use serde_json::{Map, Value, json};
@@ -374,7 +372,7 @@ async fn a_simulated_backend_finds_the_best_feature_with_eight_rankers_per_query
         docs_per_query: 30,
         features: 12,
     };
-    let data = generate(&spec, 3);
+    let data = synthetic_letor(&spec, 3);
     let names: Vec<String> = data.feature_ids.iter().map(|f| format!("f{f}")).collect();
     let best = format!("f{}", best_feature(&data));
     let id = multi_experiment(&app, &names, "mdb", 8).await;

@@ -562,3 +562,18 @@ fn every_json_body_operation_documents_413_and_415() {
     }
     assert_eq!(seen, 7, "JSON body operations");
 }
+
+/// The interleaving methods the spec accepts are the registry's, in its order.
+#[test]
+fn interleaving_methods_match_the_registry() {
+    let doc = spec();
+    let listed: Vec<&str> = doc
+        .pointer("/components/schemas/InterleavingSettings/properties/method/enum")
+        .and_then(Value::as_array)
+        .expect("InterleavingSettings lists its methods")
+        .iter()
+        .map(|v| v.as_str().expect("method names are strings"))
+        .collect();
+    let registry: Vec<&str> = joust::interleave::METHODS.iter().map(|m| m.name).collect();
+    assert_eq!(listed, registry);
+}

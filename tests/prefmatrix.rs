@@ -1,17 +1,17 @@
 //! Preference matrices estimated from (synthetic) learning-to-rank data.
 
+use joust::cli::{PrefmatrixArgs, run_prefmatrix};
 use joust::interleave::Method;
-use joust::sim::PrefMatrix;
-use joust::sim::clicks::ClickModel;
-use joust::sim::prefmatrix::{self, Estimation, FeatureRankers};
-use joust::sim::prefmatrix_cli::{self, PrefmatrixArgs};
-use joust::sim::synthetic::{self, SyntheticSpec};
+use joust::sim::{
+    ClickModel, Estimation, FeatureRankers, PrefMatrix, SyntheticSpec, estimate_matrix,
+    synthetic_letor,
+};
 use std::path::{Path, PathBuf};
 
 /// 100 queries of 30 documents, 5 features (strengths 2, 1, 0.5, 0.25, 0 in seeded order).
 fn rankers(seed: u64) -> (FeatureRankers, Vec<f64>) {
     let spec: SyntheticSpec = "100:30:5".parse().unwrap();
-    let data = synthetic::generate(&spec, seed);
+    let data = synthetic_letor(&spec, seed);
     let ndcg = data
         .feature_ids
         .iter()
@@ -48,7 +48,7 @@ fn perfect_clicks_crown_the_feature_with_the_best_ndcg() {
         let n = 2000;
         for seed in [1, 2] {
             let (rankers, ndcg) = rankers(seed);
-            let est = prefmatrix::estimate(&rankers, &how(method, "perfect", n, seed)).unwrap();
+            let est = estimate_matrix(&rankers, &how(method, "perfect", n, seed)).unwrap();
             let matrix = PrefMatrix::from_rows(est.rows.clone(), None).expect("valid matrix");
             let best = (0..ndcg.len())
                 .max_by(|&a, &b| ndcg[a].total_cmp(&ndcg[b]))
@@ -78,7 +78,7 @@ fn random_clicks_give_a_flat_matrix() {
     // error is at most sqrt(0.25 / 4000) = 0.0079; the bound is 5 standard errors, 0.04.
     let (rankers, _) = rankers(3);
     for method in ["team_draft", "probabilistic"] {
-        let est = prefmatrix::estimate(&rankers, &how(method, "random", 4000, 3)).unwrap();
+        let est = estimate_matrix(&rankers, &how(method, "random", 4000, 3)).unwrap();
         for (i, row) in est.rows.iter().enumerate() {
             for (j, p) in row.iter().enumerate() {
                 assert!((p - 0.5).abs() < 0.04, "{method}: p[{i}][{j}] = {p}");
@@ -96,7 +96,7 @@ fn the_seed_alone_decides_the_matrix() {
             .build()
             .unwrap();
         pool.install(|| {
-            prefmatrix::estimate(&rankers, &how("team_draft", "navigational", 300, seed)).unwrap()
+            estimate_matrix(&rankers, &how("team_draft", "navigational", 300, seed)).unwrap()
         })
     };
     assert_eq!(run(1, 7), run(2, 7));
@@ -142,13 +142,13 @@ fn read_matrix(path: &Path) -> PrefMatrix {
 fn command_writes_the_same_matrix_from_synthetic_data_and_from_its_letor_file() {
     let (synthetic_out, letor_out, letor_in) =
         (temp_path("a.txt"), temp_path("b.txt"), temp_path("in.txt"));
-    prefmatrix_cli::run(args(&synthetic_out)).unwrap();
-    let data = synthetic::generate(&"40:20:4".parse().unwrap(), 5);
+    run_prefmatrix(args(&synthetic_out)).unwrap();
+    let data = synthetic_letor(&"40:20:4".parse().unwrap(), 5);
     std::fs::write(&letor_in, data.to_letor_text()).unwrap();
     let mut from_file = args(&letor_out);
     from_file.synthetic = None;
     from_file.letor = Some(letor_in.clone());
-    prefmatrix_cli::run(from_file).unwrap();
+    run_prefmatrix(from_file).unwrap();
     let a = read_matrix(&synthetic_out);
     assert_eq!(a.k(), 4);
     assert_eq!(a.names(), ["f1", "f2", "f3", "f4"]);
@@ -164,7 +164,7 @@ fn command_errors_name_the_file_and_line() {
     let mut missing = args(&out);
     missing.synthetic = None;
     missing.letor = Some(temp_path("missing.txt"));
-    let e = format!("{:#}", prefmatrix_cli::run(missing).unwrap_err());
+    let e = format!("{:#}", run_prefmatrix(missing).unwrap_err());
     assert!(
         e.contains("cannot open") && e.contains("missing.txt"),
         "{e}"
@@ -174,7 +174,7 @@ fn command_errors_name_the_file_and_line() {
     let mut broken = args(&out);
     broken.synthetic = None;
     broken.letor = Some(bad.clone());
-    let e = format!("{:#}", prefmatrix_cli::run(broken).unwrap_err());
+    let e = format!("{:#}", run_prefmatrix(broken).unwrap_err());
     assert!(
         e.contains("bad.txt") && e.contains("line 2: feature 1 has value 'x'"),
         "{e}"

@@ -20,13 +20,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::interleave::{MAX_OPTIMIZED_LEN, Method};
+use crate::interleave::{MAX_OPTIMIZED_LEN, Method, method_info, method_names};
 
 use super::EngineError;
-
-/// The multileaving methods, as error messages list them.
-const MULTILEAVE_METHODS: &str =
-    "team_draft_multileave, probabilistic_multileave, sample_only_scored, pairwise_preference";
 
 /// Documents shown when the experiment does not say.
 pub const DEFAULT_MAX_LENGTH: usize = 10;
@@ -54,22 +50,19 @@ pub struct InterleavingConfig {
 impl Default for InterleavingConfig {
     fn default() -> Self {
         InterleavingConfig {
-            method: Method::from_name("team_draft").expect("team_draft exists"),
+            method: Method::TeamDraft(Default::default()),
             max_length: DEFAULT_MAX_LENGTH,
         }
     }
 }
 
-/// Options each method takes (the fields of its variant in [`Method`]).
-fn known_options(method: &str) -> Option<&'static [&'static str]> {
-    Some(match method {
-        "team_draft" => &["shared_prefix", "exhausted"],
-        "probabilistic" => &["tau"],
-        "balanced" | "optimized" => &[],
-        "team_draft_multileave" | "pairwise_preference" => &[],
-        "probabilistic_multileave" | "sample_only_scored" => &["tau"],
-        _ => return None,
-    })
+/// Names as a sentence lists them: `a, b, c or d`.
+fn or_list(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [only] => only.to_string(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
 }
 
 fn invalid(message: String) -> EngineError {
@@ -97,14 +90,15 @@ impl InterleavingConfig {
         if m == 2 && self.method.is_multileave() {
             return Err(invalid(format!(
                 "{name} compares more than two rankers, and this experiment's queries compare \
-                 two (rankers_per_query 2): use team_draft, balanced, probabilistic or \
-                 optimized, or set rankers_per_query above 2"
+                 two (rankers_per_query 2): use {}, or set rankers_per_query above 2",
+                or_list(&method_names(false))
             )));
         }
         if m > 2 && !self.method.is_multileave() {
             return Err(invalid(format!(
                 "{name} interleaves exactly two lists, and this experiment's queries compare up \
-                 to {m} rankers: use a multileaving method ({MULTILEAVE_METHODS})"
+                 to {m} rankers: use a multileaving method ({})",
+                method_names(true).join(", ")
             )));
         }
         if m > self.method.max_rankers() {
@@ -120,12 +114,14 @@ impl InterleavingConfig {
     /// [`Self::check_rankers`]).
     pub fn from_spec(spec: &InterleavingSpec) -> Result<Self, EngineError> {
         let name = spec.method.as_str();
-        let known = known_options(name).ok_or_else(|| {
+        let info = method_info(name).ok_or_else(|| {
             invalid(format!(
-                "unknown interleaving method `{name}`; expected team_draft, balanced, \
-                 probabilistic or optimized (two rankers), or {MULTILEAVE_METHODS} (more)"
+                "unknown interleaving method `{name}`; expected {} (two rankers), or {} (more)",
+                or_list(&method_names(false)),
+                method_names(true).join(", ")
             ))
         })?;
+        let known: Vec<&str> = info.options.iter().map(|o| o.name).collect();
         if let Some(key) = spec.options.keys().find(|k| !known.contains(&k.as_str())) {
             return Err(invalid(format!(
                 "{name} has no option `{key}`; its options: {}",
@@ -140,14 +136,7 @@ impl InterleavingConfig {
         tagged.insert("method".into(), Value::String(name.into()));
         let method: Method = serde_json::from_value(Value::Object(tagged))
             .map_err(|e| invalid(format!("bad {name} options: {e}")))?;
-        if let Method::Probabilistic { tau }
-        | Method::ProbabilisticMultileave { tau }
-        | Method::SampleOnlyScored { tau } = method
-        {
-            if !tau.is_finite() || !(0.0..=100.0).contains(&tau) {
-                return Err(invalid(format!("tau must be in [0, 100], got {tau}")));
-            }
-        }
+        method.validate().map_err(|e| invalid(e.to_string()))?;
         let max_length = spec.max_length.unwrap_or(DEFAULT_MAX_LENGTH);
         let limit = match method {
             Method::Optimized => MAX_OPTIMIZED_LEN,

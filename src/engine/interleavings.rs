@@ -229,7 +229,7 @@ impl Engine {
         metrics::counter!("joust_clicks_credited_total").increment(1);
         Ok(ClickRecord {
             outcome,
-            method: method_name(interleaving),
+            method: interleaving.method_name(),
             credit,
         })
     }
@@ -287,19 +287,6 @@ fn check_click_count(n: usize) -> Result<(), EngineError> {
         ));
     }
     Ok(())
-}
-
-fn method_name(interleaving: &Interleaving<String>) -> &'static str {
-    match interleaving {
-        Interleaving::TeamDraft(_) => "team_draft",
-        Interleaving::Balanced(_) => "balanced",
-        Interleaving::Probabilistic(_) => "probabilistic",
-        Interleaving::Optimized(_) => "optimized",
-        Interleaving::TeamDraftMultileave(_) => "team_draft_multileave",
-        Interleaving::ProbabilisticMultileave(_) => "probabilistic_multileave",
-        Interleaving::SampleOnlyScored(_) => "sample_only_scored",
-        Interleaving::PairwisePreference(_) => "pairwise_preference",
-    }
 }
 
 /// The shown list with the team of each document where the method drafts teams (Team-Draft and

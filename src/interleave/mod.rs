@@ -30,6 +30,7 @@
 mod balanced;
 mod doc_set;
 mod lp;
+mod methods;
 mod multileave;
 mod optimized;
 mod outcome;
@@ -41,6 +42,10 @@ mod sample_only_scored;
 mod team_draft;
 
 pub use balanced::BalancedInterleaving;
+pub use methods::{
+    DEFAULT_TAU, METHODS, Method, MethodInfo, MethodOption, OptionValues, TAU, method_info,
+    method_names,
+};
 pub use multileave::{MAX_ORDERS_CHECKED, MultileaveInterleaving};
 pub use optimized::{
     MAX_OPTIMIZED_LEN, OptimizedDistribution, OptimizedInterleaving, optimized_distribution,
@@ -48,7 +53,7 @@ pub use optimized::{
 pub use outcome::{Outcome, SoftOutcome};
 pub use pairwise_preference::PairwisePreferenceInterleaving;
 pub use preferences::{Preference, Preferences};
-pub use probabilistic::{DEFAULT_TAU, ProbabilisticInterleaving};
+pub use probabilistic::ProbabilisticInterleaving;
 pub use probabilistic_multileave::{
     MAX_PROBABILISTIC_MULTILEAVE_RANKERS, ProbabilisticMultileaveInterleaving,
 };
@@ -62,98 +67,6 @@ use std::hash::Hash;
 /// What a document id must support.
 pub trait Doc: Clone + Eq + Hash + std::fmt::Debug {}
 impl<T: Clone + Eq + Hash + std::fmt::Debug> Doc for T {}
-
-/// An interleaving method and its options, as configured per experiment.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "method", rename_all = "snake_case")]
-pub enum Method {
-    /// Team-Draft (Radlinski et al. 2008).
-    TeamDraft(#[serde(default)] TeamDraftOptions),
-    /// Balanced (Joachims 2002).
-    Balanced,
-    /// Probabilistic (Hofmann et al. 2011), softmax over ranks with exponent `tau`.
-    Probabilistic {
-        #[serde(default = "default_tau")]
-        tau: f64,
-    },
-    /// Optimized (Radlinski & Craswell 2013).
-    Optimized,
-    /// Team-Draft Multileave (Schuth et al. 2014): any number of rankers >= 2.
-    TeamDraftMultileave,
-    /// Probabilistic Multileave (Schuth et al. 2015): softmax over ranks with exponent `tau`,
-    /// 2 to [`MAX_PROBABILISTIC_MULTILEAVE_RANKERS`] rankers.
-    ProbabilisticMultileave {
-        #[serde(default = "default_tau")]
-        tau: f64,
-    },
-    /// Sample-Only Scored Multileave (Brost et al. 2016): Team-Draft-like rounds, credit by each
-    /// ranker's rank of the clicked documents among the shown ones, 1 / rank^`tau`.
-    SampleOnlyScored {
-        #[serde(default = "default_tau")]
-        tau: f64,
-    },
-    /// Pairwise Preference Multileaving (Oosterhuis & de Rijke 2017): uniform draws from the
-    /// rankers' top documents, credit by the debiased click preferences each ranker agrees with.
-    PairwisePreference,
-}
-
-fn default_tau() -> f64 {
-    DEFAULT_TAU
-}
-
-impl Method {
-    /// The method's snake_case name, as in configuration and on the command line.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Method::TeamDraft(_) => "team_draft",
-            Method::Balanced => "balanced",
-            Method::Probabilistic { .. } => "probabilistic",
-            Method::Optimized => "optimized",
-            Method::TeamDraftMultileave => "team_draft_multileave",
-            Method::ProbabilisticMultileave { .. } => "probabilistic_multileave",
-            Method::SampleOnlyScored { .. } => "sample_only_scored",
-            Method::PairwisePreference => "pairwise_preference",
-        }
-    }
-
-    /// The most rankers one shown list of this method may compare: 2 for the pairwise methods.
-    pub fn max_rankers(&self) -> usize {
-        match self {
-            Method::TeamDraft(_) | Method::Balanced | Method::Probabilistic { .. } => 2,
-            Method::Optimized => 2,
-            Method::TeamDraftMultileave
-            | Method::SampleOnlyScored { .. }
-            | Method::PairwisePreference => usize::MAX,
-            Method::ProbabilisticMultileave { .. } => MAX_PROBABILISTIC_MULTILEAVE_RANKERS,
-        }
-    }
-
-    /// Whether the method merges any number of lists (multileaving) rather than exactly two.
-    pub fn is_multileave(&self) -> bool {
-        matches!(
-            self,
-            Method::TeamDraftMultileave
-                | Method::ProbabilisticMultileave { .. }
-                | Method::SampleOnlyScored { .. }
-                | Method::PairwisePreference
-        )
-    }
-
-    /// The method with default options, from its snake_case name.
-    pub fn from_name(name: &str) -> Option<Method> {
-        Some(match name {
-            "team_draft" => Method::TeamDraft(TeamDraftOptions::default()),
-            "balanced" => Method::Balanced,
-            "probabilistic" => Method::Probabilistic { tau: DEFAULT_TAU },
-            "optimized" => Method::Optimized,
-            "team_draft_multileave" => Method::TeamDraftMultileave,
-            "probabilistic_multileave" => Method::ProbabilisticMultileave { tau: DEFAULT_TAU },
-            "sample_only_scored" => Method::SampleOnlyScored { tau: DEFAULT_TAU },
-            "pairwise_preference" => Method::PairwisePreference,
-            _ => return None,
-        })
-    }
-}
 
 /// Why an interleaving could not be built.
 #[derive(Debug, Clone, PartialEq)]
@@ -187,7 +100,12 @@ impl std::fmt::Display for InterleaveError {
             InterleaveError::TooFewLists { got } => {
                 write!(f, "multileaving needs at least 2 lists, got {got}")
             }
-            InterleaveError::BadTau(tau) => write!(f, "tau must be finite and >= 0, got {tau}"),
+            InterleaveError::BadTau(tau) => {
+                let OptionValues::Number { min, max, .. } = TAU.values else {
+                    unreachable!("tau is a number")
+                };
+                write!(f, "tau must be in [{min}, {max}], got {tau}")
+            }
             InterleaveError::TooLongForOptimized { max, asked } => write!(
                 f,
                 "optimized interleaving supports at most {max} shown documents, asked for {asked}"
@@ -232,6 +150,7 @@ pub fn interleave<D: Doc, R: Rng + ?Sized>(
             }),
         }
     };
+    method.validate()?;
     Ok(match method {
         Method::TeamDraft(options) => {
             let (a, b) = two(method.name())?;
@@ -242,9 +161,6 @@ pub fn interleave<D: Doc, R: Rng + ?Sized>(
             Interleaving::Balanced(BalancedInterleaving::new(&a, &b, max_len, rng))
         }
         Method::Probabilistic { tau } => {
-            if !tau.is_finite() || *tau < 0.0 {
-                return Err(InterleaveError::BadTau(*tau));
-            }
             let (a, b) = two(method.name())?;
             Interleaving::Probabilistic(ProbabilisticInterleaving::new(&a, &b, *tau, max_len, rng))
         }
@@ -260,9 +176,6 @@ pub fn interleave<D: Doc, R: Rng + ?Sized>(
             Interleaving::TeamDraftMultileave(MultileaveInterleaving::new(&lists, max_len, rng))
         }
         Method::ProbabilisticMultileave { tau } => {
-            if !tau.is_finite() || *tau < 0.0 {
-                return Err(InterleaveError::BadTau(*tau));
-            }
             if lists.len() < 2 {
                 return Err(InterleaveError::TooFewLists { got: lists.len() });
             }
@@ -279,9 +192,6 @@ pub fn interleave<D: Doc, R: Rng + ?Sized>(
             ))
         }
         Method::SampleOnlyScored { tau } => {
-            if !tau.is_finite() || *tau < 0.0 {
-                return Err(InterleaveError::BadTau(*tau));
-            }
             if lists.len() < 2 {
                 return Err(InterleaveError::TooFewLists { got: lists.len() });
             }

@@ -33,9 +33,6 @@ use super::{Doc, SoftOutcome};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-/// The softmax exponent used in the paper.
-pub const DEFAULT_TAU: f64 = 3.0;
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProbabilisticInterleaving<D> {
     pub shown: Vec<D>,
@@ -69,7 +66,7 @@ impl<D: Doc> ProbabilisticInterleaving<D> {
             } else {
                 (&weight_b, total_b)
             };
-            let slot = sample(&unplaced, weights, total, rng);
+            let slot = sample_weighted(&unplaced, weights, total, rng);
             let u = unplaced.remove(slot);
             let (pa, pb) = (weight_a[u] / total_a, weight_b[u] / total_b);
             p_a.push(pa / (pa + pb));
@@ -127,8 +124,14 @@ pub(crate) fn softmax_weights<D: Doc>(a: &[D], b: &[D], tau: f64) -> (Vec<D>, Ve
     (union, weight_a, weight_b)
 }
 
-/// Index into `unplaced` drawn with probability weights[unplaced[i]] / total.
-fn sample<R: Rng + ?Sized>(unplaced: &[usize], weights: &[f64], total: f64, rng: &mut R) -> usize {
+/// Index into `unplaced` drawn with probability weights[unplaced[i]] / total (also Probabilistic
+/// Multileave's draw).
+pub(super) fn sample_weighted<R: Rng + ?Sized>(
+    unplaced: &[usize],
+    weights: &[f64],
+    total: f64,
+    rng: &mut R,
+) -> usize {
     let mut r = rng.random::<f64>() * total;
     for (i, &u) in unplaced.iter().enumerate() {
         r -= weights[u];

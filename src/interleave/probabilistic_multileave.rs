@@ -32,6 +32,7 @@
 //! uniform and symmetric in the rankers and independent of the clicks; so in expectation every
 //! pair is a tie, for any lists.
 
+use super::probabilistic::sample_weighted;
 use super::{Doc, Preferences, SoftOutcome};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -86,7 +87,7 @@ impl<D: Doc> ProbabilisticMultileaveInterleaving<D> {
                 let totals: Vec<f64> = (0..m)
                     .map(|x| unplaced.iter().map(|&u| weight[x][u]).sum())
                     .collect();
-                let slot = draw(&unplaced, &weight[r], totals[r], rng);
+                let slot = sample_weighted(&unplaced, &weight[r], totals[r], rng);
                 let u = unplaced.remove(slot);
                 weights.push((0..m).map(|x| weight[x][u] / totals[x]).collect());
                 shown.push(union[u].clone());
@@ -226,20 +227,4 @@ fn convolve(dist: &[f64], step: &[f64; 3]) -> Vec<f64> {
         }
     }
     out
-}
-
-/// Index into `unplaced` drawn with probability weights[unplaced[i]] / total.
-fn draw<R: Rng + ?Sized>(unplaced: &[usize], weights: &[f64], total: f64, rng: &mut R) -> usize {
-    let mut x = rng.random::<f64>() * total;
-    for (i, &u) in unplaced.iter().enumerate() {
-        x -= weights[u];
-        if x < 0.0 {
-            return i;
-        }
-    }
-    // Rounding can leave x a hair above zero: take the last document the ranker lists.
-    unplaced
-        .iter()
-        .rposition(|&u| weights[u] > 0.0)
-        .expect("the ranker has a document left")
 }

@@ -1,44 +1,22 @@
-//! Simulation: preference matrices, scenarios, regret and the runner behind `joust simulate`;
-//! click models, LETOR data and preference-matrix estimation behind `joust prefmatrix`.
+//! Simulation: policies against preference matrices or simulated users, as the papers evaluate
+//! them; behind `joust simulate`, `joust prefmatrix` and `joust letor-gen`.
 //!
-//! - [`matrix`], [`matrix_file`], [`scenarios`], [`source`]: where the preference matrix comes from;
-//! - [`environment`]: what answers a duel: a preference-matrix draw ([`environment`]) or a
-//!   simulated user clicking on an interleaving of two feature rankers' lists
-//!   ([`click_environment`], from LETOR data prepared by [`letor_source`]);
-//! - [`feedback`]: immediate, delayed or batched outcomes;
-//! - [`regret`], [`checkpoints`], [`runner`]: one run and what it records;
-//! - [`seeds`], [`simulation`]: many runs in parallel, reproducible whatever the thread count;
-//! - [`summary`], [`plot`], [`cli`]: the report, its CSV, its figures and `joust simulate`;
-//! - [`clicks`], [`letor`], [`synthetic`], [`prefmatrix`], [`prefmatrix_cli`]: simulated users
-//!   clicking on interleaved feature rankings of learning-to-rank data.
+//! - `matrix`: where a preference matrix comes from (files, built-in scenarios) and the one
+//!   each run plays on;
+//! - `letor`: learning-to-rank data, feature rankers, click models, the click environment and
+//!   the estimate of a preference matrix from clicks;
+//! - `run`: one run and many runs in parallel, reproducible whatever the thread count;
+//! - `report`: the summary, its CSV and its figures.
 
-pub mod checkpoints;
-pub mod cli;
-pub mod click_environment;
-pub mod clicks;
-pub mod environment;
-pub mod feedback;
-pub mod letor;
-pub mod letor_source;
-pub mod matrix;
-pub mod matrix_file;
-pub mod multi_runner;
-pub mod plot;
-pub mod plot_users;
-pub mod prefmatrix;
-pub mod prefmatrix_cli;
-pub mod regret;
-pub mod runner;
-pub mod scenarios;
-pub mod seeds;
-pub mod simulation;
-pub mod source;
-pub mod summary;
-pub mod synthetic;
-pub mod thread_clock;
-pub mod user_measures;
+mod letor;
+mod matrix;
+mod report;
+mod run;
 
-pub use matrix::PrefMatrix;
-pub use regret::{Regret, RegretKind};
-pub use simulation::Simulation;
-pub use summary::Summary;
+pub use letor::{
+    ClickModel, Estimation, FeatureRankers, LIST_LEN, LetorData, LetorPlan, SyntheticSpec,
+    estimate_matrix, ranker_names, synthetic_letor,
+};
+pub use matrix::{MatrixPlan, PrefMatrix, matrix_text, resolve_matrix, scenarios};
+pub use report::{Summary, write_plots};
+pub use run::{DuelSource, FeedbackTiming, Regret, RegretKind, Simulation};

@@ -19,7 +19,7 @@ impl PrefMatrix {
         let k = rows.len();
         if k < 2 {
             return Err(format!(
-                "a preference matrix needs at least 2 arms, got {k}"
+                "a preference matrix needs at least 2 rankers, got {k}"
             ));
         }
         for (i, row) in rows.iter().enumerate() {
@@ -58,7 +58,7 @@ impl PrefMatrix {
             }
         }
         let names = match names {
-            Some(n) if n.len() != k => return Err(format!("{} names for {k} arms", n.len())),
+            Some(n) if n.len() != k => return Err(format!("{} names for {k} rankers", n.len())),
             Some(n) => n,
             None => (0..k).map(|i| format!("r{i}")).collect(),
         };

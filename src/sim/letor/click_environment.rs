@@ -25,13 +25,13 @@ use std::collections::HashMap;
 
 use rand::{Rng, SeedableRng};
 
-use super::clicks::ClickModel;
-use super::environment::{Environment, Outcome};
-use super::letor::LetorData;
-use super::prefmatrix::FeatureRankers;
+use super::click_models::ClickModel;
+use super::feature_rankers::FeatureRankers;
+use super::letor_data::LetorData;
 use super::user_measures::UserMeasures;
 use crate::bandit::{Arm, BanditRng, Pair, SetOutcome};
 use crate::interleave::{self, Interleaving, Method, OptimizedDistribution, SoftOutcome};
+use crate::sim::run::{Environment, Outcome};
 
 /// Optimized interleaving's solutions kept per run at most (a few KB each): past it, new pairs of
 /// lists are solved per duel. Solving or looking up consumes no randomness, so the cap changes
@@ -135,7 +135,7 @@ impl ClickData {
     }
 }
 
-/// DCG@k with gain 2^grade - 1 and discount 1 / log2(position + 1), as [`super::letor::ndcg`].
+/// DCG@k with gain 2^grade - 1 and discount 1 / log2(position + 1), as [`super::letor_data::ndcg`].
 fn dcg(grades: impl Iterator<Item = u8>, k: usize) -> f64 {
     grades
         .take(k)
@@ -286,7 +286,6 @@ impl Environment for ClickEnvironment<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::letor;
 
     /// 30 queries of 20 documents: 3 relevant (grades 2, 3, 4) and 17 not. Feature 1 is the
     /// grade (a perfect ranking), feature 2 its negation (the relevant documents last), feature 3
@@ -308,7 +307,7 @@ mod tests {
                 ));
             }
         }
-        letor::parse(&text).unwrap()
+        LetorData::parse(&text).unwrap()
     }
 
     fn click_data(method: Method) -> ClickData {
@@ -376,14 +375,14 @@ mod tests {
         let method = Method::Probabilistic { tau: 3.0 };
         let d = click_data(method.clone());
         let n = 4000;
-        let how = crate::sim::prefmatrix::Estimation {
+        let how = super::super::matrix_estimate::Estimation {
             method,
             click_model: d.click_model,
             comparisons: n,
             list_len: 10,
             seed: 5,
         };
-        let expected = crate::sim::prefmatrix::estimate(&d.rankers, &how)
+        let expected = super::super::matrix_estimate::estimate_matrix(&d.rankers, &how)
             .unwrap()
             .rows[0][1];
         let mut env = ClickEnvironment::new(&d, vec![0, 1]);
@@ -425,7 +424,7 @@ mod tests {
         let err =
             ClickData::new(&data(), Method::Probabilistic { tau: -1.0 }, model, 10).unwrap_err();
         assert!(err.contains("tau"), "{err}");
-        let one = letor::parse("1 qid:1 1:0.5\n0 qid:1 1:0.2\n").unwrap();
+        let one = LetorData::parse("1 qid:1 1:0.5\n0 qid:1 1:0.2\n").unwrap();
         let err = ClickData::new(&one, Method::Balanced, model, 10).unwrap_err();
         assert!(err.contains("at least 2"), "{err}");
     }

@@ -1,6 +1,6 @@
 //! Reading preference matrices from text files.
 //!
-//! Format (the files in `shared/data/` are the plain case):
+//! Format (`data/mslr-navigational.txt` and `data/mslr-perfect.txt` are the plain case):
 //! - one row of the matrix per line; values separated by whitespace, commas, or both;
 //! - blank lines and lines starting with `#` are ignored;
 //! - optional ranker names, either
@@ -11,13 +11,12 @@
 //!
 //!   when both are given they must agree. Without names, rankers are called `r0`, `r1`, ...
 //! - validation as [`PrefMatrix::from_rows`]: square, p_ij + p_ji = 1 and p_ii = 1/2 within
-//!   [`super::matrix::TOLERANCE`], values in [0, 1]; every error names the file line.
+//!   [`TOLERANCE`], values in [0, 1]; every error names the file line.
 
 use std::collections::HashSet;
 use std::path::Path;
 
-use super::PrefMatrix;
-use super::matrix::TOLERANCE;
+use super::preference_matrix::{PrefMatrix, TOLERANCE};
 
 /// Reads and validates a matrix file.
 pub fn load(path: &Path) -> Result<PrefMatrix, String> {
@@ -165,6 +164,25 @@ pub fn parse(text: &str) -> Result<PrefMatrix, String> {
         }
     }
     PrefMatrix::from_rows(rows, names)
+}
+
+/// The matrix as `joust simulate --matrix` reads it: `#` comment lines (here, how it was made),
+/// a header line of ranker names, then whitespace-separated rows of p_ij in the same order.
+pub fn matrix_text(rows: &[Vec<f64>], names: &[String], comments: &[String]) -> String {
+    let mut out = String::new();
+    for c in comments {
+        out.push_str("# ");
+        out.push_str(c);
+        out.push('\n');
+    }
+    out.push_str(&names.join(" "));
+    out.push('\n');
+    for row in rows {
+        let cells: Vec<String> = row.iter().map(|p| format!("{p:e}")).collect();
+        out.push_str(&cells.join(" "));
+        out.push('\n');
+    }
+    out
 }
 
 #[cfg(test)]

@@ -6,13 +6,12 @@
 //! Regret of a step is the mean NDCG@10 utility regret of the rankers shown, `ndcg* - mean of
 //! ndcg_r over the shown set`, so a set of two is scored as a duel is. Feedback is immediate (the
 //! command line refuses `--delay` and `--batch` with m > 2). Timing and checkpoints are as in
-//! [`super::runner::run_once`].
+//! [`super::duel_run::run_once`].
 
-use super::click_environment::ClickEnvironment;
 use super::regret::Regret;
-use super::runner::{RunRecord, SimError};
-use super::thread_clock::ThreadClock;
+use super::run_record::{CheckpointTimer, RunRecord, SimError};
 use crate::bandit::{BanditRng, BanditState, PolicySpec, TieRule};
+use crate::sim::letor::ClickEnvironment;
 
 /// Runs `spec` with `m` rankers per query for `checkpoints.last()` steps on `k` arms.
 pub fn run_once_multi(
@@ -30,23 +29,15 @@ pub fn run_once_multi(
     let arm_regret: Vec<f64> = (0..k).map(|a| regret.of_pair(a, a)).collect();
     let mut record = RunRecord::new(regret, steps, checkpoints.len());
     let mut cumulative = 0.0;
-    let mut next = 0;
-    let mut next_checkpoint = checkpoints[0];
-    let mut started = ThreadClock::now();
+    let mut timer = CheckpointTimer::start(checkpoints);
     for step in 1..=steps {
         let set = state
             .select_set(m, rng)
-            .map_err(|e| SimError::Matrix(e.to_string()))?;
+            .map_err(|e| SimError::Invalid(e.to_string()))?;
         cumulative += set.iter().map(|&a| arm_regret[a]).sum::<f64>() / set.len() as f64;
         let outcome = environment.query(&set, rng);
         state.record_set(&set, &outcome, rng)?;
-        if step == next_checkpoint {
-            record.nanos += started.elapsed_nanos();
-            record.checkpoint(cumulative, &state, regret, environment);
-            next += 1;
-            next_checkpoint = checkpoints.get(next).copied().unwrap_or(u64::MAX);
-            started = ThreadClock::now();
-        }
+        timer.at_step(step, &mut record, cumulative, &state, regret, environment);
     }
     Ok(record)
 }

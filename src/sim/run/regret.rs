@@ -1,4 +1,5 @@
-//! Regret of a duel (ALGORITHMS.md, "Evaluation").
+//! Regret of a duel, the measure of the papers' evaluations (definitions also in
+//! `docs/simulation.md`).
 //!
 //! With a Condorcet winner w: r(c, d) = (Delta_wc + Delta_wd) / 2, Delta_wk = p_wk - 1/2 (zero for
 //! k = w). Without one: Copeland regret zeta* - (zeta_c + zeta_d) / 2, zeta_i the fraction of the
@@ -12,7 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::PrefMatrix;
+use crate::sim::matrix::PrefMatrix;
 
 /// Which regret a matrix is scored with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

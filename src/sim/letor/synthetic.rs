@@ -7,7 +7,7 @@
 //! one feature ranker is clearly best by NDCG@10 and the others follow in order. Which feature id
 //! gets which strength is shuffled by the seed, so nothing can rely on feature 1 being best.
 
-use super::letor::{LetorData, Query};
+use super::letor_data::{LetorData, Query};
 use crate::bandit::BanditRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -50,12 +50,8 @@ impl FromStr for SyntheticSpec {
     }
 }
 
-/// The informativeness of each feature id (index 0 = feature 1) for this seed: the strengths
-/// 2, 1, 0.5, ... with the last one 0, shuffled.
-pub fn strengths(spec: &SyntheticSpec, seed: u64) -> Vec<f64> {
-    strengths_with(spec, &mut BanditRng::seed_from_u64(seed))
-}
-
+/// The informativeness of each feature id (index 0 = feature 1): the strengths 2, 1, 0.5, ...
+/// with the last one 0, shuffled.
 fn strengths_with(spec: &SyntheticSpec, rng: &mut BanditRng) -> Vec<f64> {
     let mut s: Vec<f64> = (0..spec.features)
         .map(|i| TOP_STRENGTH * 0.5f64.powi(i as i32))
@@ -66,7 +62,7 @@ fn strengths_with(spec: &SyntheticSpec, rng: &mut BanditRng) -> Vec<f64> {
 }
 
 /// Generates a data set; the same spec and seed always give the same data.
-pub fn generate(spec: &SyntheticSpec, seed: u64) -> LetorData {
+pub fn synthetic_letor(spec: &SyntheticSpec, seed: u64) -> LetorData {
     let mut rng = BanditRng::seed_from_u64(seed);
     let strength = strengths_with(spec, &mut rng);
     let queries = (0..spec.queries)
@@ -109,7 +105,11 @@ fn grade(rng: &mut BanditRng) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::letor;
+
+    /// The strengths `synthetic_letor` gives the features for this seed.
+    fn strengths(spec: &SyntheticSpec, seed: u64) -> Vec<f64> {
+        strengths_with(spec, &mut BanditRng::seed_from_u64(seed))
+    }
 
     #[test]
     fn spec_parses_and_rejects_nonsense() {
@@ -123,10 +123,10 @@ mod tests {
     #[test]
     fn seeded_and_reproducible_and_survives_letor_text() {
         let spec: SyntheticSpec = "30:12:5".parse().unwrap();
-        let a = generate(&spec, 9);
-        assert_eq!(a, generate(&spec, 9));
-        assert_ne!(a, generate(&spec, 10));
-        assert_eq!(letor::parse(&a.to_letor_text()).unwrap(), a);
+        let a = synthetic_letor(&spec, 9);
+        assert_eq!(a, synthetic_letor(&spec, 9));
+        assert_ne!(a, synthetic_letor(&spec, 10));
+        assert_eq!(LetorData::parse(&a.to_letor_text()).unwrap(), a);
     }
 
     #[test]
@@ -135,7 +135,7 @@ mod tests {
         // while neighbouring strengths (2 vs 1, and 0.25 vs 0) give NDCGs that differ by far more than that.
         let spec: SyntheticSpec = "200:30:5".parse().unwrap();
         for seed in 0..3 {
-            let data = generate(&spec, seed);
+            let data = synthetic_letor(&spec, seed);
             let s = strengths(&spec, seed);
             let ndcg: Vec<f64> = data
                 .feature_ids

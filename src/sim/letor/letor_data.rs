@@ -49,25 +49,6 @@ pub struct LetorError {
     pub message: String,
 }
 
-/// Parses LETOR text.
-pub fn parse(text: &str) -> Result<LetorData, LetorError> {
-    parse_reader(text.as_bytes())
-}
-
-/// Parses LETOR data from a reader, line by line (MSLR files are gigabytes).
-pub fn parse_reader<R: BufRead>(reader: R) -> Result<LetorData, LetorError> {
-    let mut builder = Builder::default();
-    for (i, line) in reader.lines().enumerate() {
-        let err = |message: String| LetorError {
-            line: i + 1,
-            message,
-        };
-        let line = line.map_err(|e| err(format!("cannot read: {e}")))?;
-        builder.line(&line).map_err(err)?;
-    }
-    builder.finish()
-}
-
 #[derive(Default)]
 struct Builder {
     stride: usize,
@@ -164,6 +145,25 @@ impl Builder {
 }
 
 impl LetorData {
+    /// Parses LETOR text.
+    pub fn parse(text: &str) -> Result<LetorData, LetorError> {
+        Self::from_reader(text.as_bytes())
+    }
+
+    /// Parses LETOR data from a reader, line by line (MSLR files are gigabytes).
+    pub fn from_reader<R: BufRead>(reader: R) -> Result<LetorData, LetorError> {
+        let mut builder = Builder::default();
+        for (i, line) in reader.lines().enumerate() {
+            let err = |message: String| LetorError {
+                line: i + 1,
+                message,
+            };
+            let line = line.map_err(|e| err(format!("cannot read: {e}")))?;
+            builder.line(&line).map_err(err)?;
+        }
+        builder.finish()
+    }
+
     /// Value of feature `id` for document `doc` of query `q`.
     pub fn feature(&self, q: usize, doc: usize, id: u32) -> f32 {
         self.queries[q].features[doc * self.stride + id as usize - 1]
@@ -249,7 +249,7 @@ mod tests {
 
     #[test]
     fn parses_grades_queries_and_sparse_features() {
-        let data = parse(SAMPLE).unwrap();
+        let data = LetorData::parse(SAMPLE).unwrap();
         assert_eq!(data.feature_ids, [1, 2, 3]);
         assert_eq!(data.queries.len(), 2);
         assert_eq!(data.queries[0].qid, "10");
@@ -260,7 +260,7 @@ mod tests {
 
     #[test]
     fn widening_keeps_earlier_rows() {
-        let data = parse("1 qid:1 1:5\n0 qid:1 1:2 4:9\n").unwrap();
+        let data = LetorData::parse("1 qid:1 1:5\n0 qid:1 1:2 4:9\n").unwrap();
         assert_eq!(data.feature_ids, [1, 4]);
         assert_eq!(data.feature(0, 0, 1), 5.0);
         assert_eq!(data.feature(0, 0, 4), 0.0);
@@ -281,14 +281,14 @@ mod tests {
             ("1 qid:1 3:NaN", "line 1: feature 3 has value 'NaN'"),
         ];
         for (text, expected) in cases {
-            let e = parse(text).unwrap_err().to_string();
+            let e = LetorData::parse(text).unwrap_err().to_string();
             assert!(e.starts_with(expected), "{e}");
         }
     }
 
     #[test]
     fn feature_ranker_sorts_descending_with_file_order_ties() {
-        let data = parse(SAMPLE).unwrap();
+        let data = LetorData::parse(SAMPLE).unwrap();
         assert_eq!(data.rank_by_feature(0, 1, 10), [1, 0, 2]);
         assert_eq!(
             data.rank_by_feature(0, 3, 10),
@@ -313,7 +313,7 @@ mod tests {
 
     #[test]
     fn text_round_trips() {
-        let data = parse(SAMPLE).unwrap();
-        assert_eq!(parse(&data.to_letor_text()).unwrap(), data);
+        let data = LetorData::parse(SAMPLE).unwrap();
+        assert_eq!(LetorData::parse(&data.to_letor_text()).unwrap(), data);
     }
 }

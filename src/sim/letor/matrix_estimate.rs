@@ -8,8 +8,8 @@
 //! Pairs run in parallel (rayon). Each pair has its own RNG seeded from the run's seed and the
 //! pair, so the matrix depends on the seed only, not on the number of threads.
 
-use super::clicks::ClickModel;
-use super::letor::LetorData;
+use super::click_models::ClickModel;
+use super::feature_rankers::FeatureRankers;
 use crate::bandit::BanditRng;
 use crate::interleave::{
     self, Interleaving, Method, OptimizedDistribution, optimized_distribution,
@@ -29,44 +29,6 @@ pub struct Estimation {
     pub seed: u64,
 }
 
-/// Every feature ranker's list for every query, with the documents' grades.
-#[derive(Debug, Clone)]
-pub struct FeatureRankers {
-    pub feature_ids: Vec<u32>,
-    /// `lists[r][q]`: ranker r's list for query q (document indices).
-    pub lists: Vec<Vec<Vec<u32>>>,
-    /// `grades[q][d]`: relevance grade of document d of query q.
-    pub grades: Vec<Vec<u8>>,
-}
-
-impl FeatureRankers {
-    /// One ranker per feature id of `data`, in ascending id order; queries without documents
-    /// are left out.
-    pub fn from_letor(data: &LetorData, list_len: usize) -> FeatureRankers {
-        let queries: Vec<usize> = (0..data.queries.len())
-            .filter(|&q| data.queries[q].docs() > 0)
-            .collect();
-        let lists = data
-            .feature_ids
-            .par_iter()
-            .map(|&f| {
-                queries
-                    .iter()
-                    .map(|&q| data.rank_by_feature(q, f, list_len))
-                    .collect()
-            })
-            .collect();
-        FeatureRankers {
-            feature_ids: data.feature_ids.clone(),
-            lists,
-            grades: queries
-                .iter()
-                .map(|&q| data.queries[q].relevance.clone())
-                .collect(),
-        }
-    }
-}
-
 /// The estimated matrix: `rows[i][j]` = P(ranker i beats ranker j).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Estimate {
@@ -77,7 +39,7 @@ pub struct Estimate {
 
 /// Estimates the preference matrix of `rankers`. Fails only if the method rejects the lists
 /// (e.g. optimized interleaving asked for more than it supports).
-pub fn estimate(rankers: &FeatureRankers, how: &Estimation) -> Result<Estimate, String> {
+pub fn estimate_matrix(rankers: &FeatureRankers, how: &Estimation) -> Result<Estimate, String> {
     let k = rankers.lists.len();
     if rankers.grades.is_empty() {
         return Err("the data has no query with documents".into());
@@ -152,29 +114,4 @@ fn pair_seed(seed: u64, i: usize, j: usize) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
-}
-
-/// Ranker names for the matrix file: `f` and the feature id (a bare number would read as a
-/// matrix value).
-pub fn ranker_names(feature_ids: &[u32]) -> Vec<String> {
-    feature_ids.iter().map(|f| format!("f{f}")).collect()
-}
-
-/// The matrix as `joust simulate --matrix` reads it: `#` comment lines (here, how it was made),
-/// a header line of ranker names, then whitespace-separated rows of p_ij in the same order.
-pub fn matrix_text(rows: &[Vec<f64>], names: &[String], comments: &[String]) -> String {
-    let mut out = String::new();
-    for c in comments {
-        out.push_str("# ");
-        out.push_str(c);
-        out.push('\n');
-    }
-    out.push_str(&names.join(" "));
-    out.push('\n');
-    for row in rows {
-        let cells: Vec<String> = row.iter().map(|p| format!("{p:e}")).collect();
-        out.push_str(&cells.join(" "));
-        out.push('\n');
-    }
-    out
 }

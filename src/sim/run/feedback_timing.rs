@@ -8,15 +8,15 @@ use crate::bandit::Pair;
 
 /// Delay and batching of feedback.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Feedback {
+pub struct FeedbackTiming {
     /// An outcome becomes available this many steps after its duel was selected.
     pub delay: u64,
     /// Available outcomes are applied in groups of this size (1 = as soon as available).
     pub batch: usize,
 }
 
-impl Feedback {
-    pub const IMMEDIATE: Feedback = Feedback { delay: 0, batch: 1 };
+impl FeedbackTiming {
+    pub const IMMEDIATE: FeedbackTiming = FeedbackTiming { delay: 0, batch: 1 };
 
     pub fn is_immediate(&self) -> bool {
         self.delay == 0 && self.batch <= 1
@@ -27,16 +27,16 @@ impl Feedback {
 /// ever held), so the simulation loop does not allocate per step.
 #[derive(Debug)]
 pub struct FeedbackQueue {
-    feedback: Feedback,
+    feedback: FeedbackTiming,
     pending: VecDeque<(u64, Pair, Outcome)>,
     ready: Vec<(Pair, Outcome)>,
 }
 
 impl FeedbackQueue {
-    pub fn new(feedback: Feedback) -> Self {
+    pub fn new(feedback: FeedbackTiming) -> Self {
         let batch = feedback.batch.max(1);
         FeedbackQueue {
-            feedback: Feedback { batch, ..feedback },
+            feedback: FeedbackTiming { batch, ..feedback },
             pending: VecDeque::with_capacity(feedback.delay as usize + 1),
             ready: Vec::with_capacity(batch),
         }
@@ -69,7 +69,8 @@ impl FeedbackQueue {
     }
 
     /// Outcomes selected but not applied yet.
-    pub fn waiting(&self) -> usize {
+    #[cfg(test)]
+    fn waiting(&self) -> usize {
         self.pending.len() + self.ready.len()
     }
 }
@@ -80,7 +81,7 @@ mod tests {
 
     #[test]
     fn outcomes_arrive_after_the_delay_in_batches() {
-        let mut q = FeedbackQueue::new(Feedback { delay: 3, batch: 2 });
+        let mut q = FeedbackQueue::new(FeedbackTiming { delay: 3, batch: 2 });
         let mut applied: Vec<(u64, usize)> = Vec::new();
         for step in 0..20u64 {
             let pair = Pair::new(step as usize, 0);
@@ -100,7 +101,7 @@ mod tests {
 
     #[test]
     fn immediate_feedback_applies_at_once() {
-        let mut q = FeedbackQueue::new(Feedback::IMMEDIATE);
+        let mut q = FeedbackQueue::new(FeedbackTiming::IMMEDIATE);
         let mut n = 0;
         q.push(0, Pair::new(0, 1), Outcome::Tie, |_, _| n += 1);
         assert_eq!(n, 1);

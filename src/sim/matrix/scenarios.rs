@@ -1,8 +1,16 @@
-//! Built-in preference matrices from the papers (see ALGORITHMS.md, "Evaluation").
+//! Built-in preference matrices from the papers, as `--matrix` names them (`docs/simulation.md`
+//! lists them with the results on each):
+//!
+//! - `arxiv6`: the 6-ranker matrix of the Beat-the-Mean poster, with a Condorcet winner;
+//! - `utility:VECTOR:LINK`: ailon-2014 section 7's utility vectors (`1good`, `2good`, `3good`,
+//!   `arith`, `geom`) through a link function (`linear`, `natural`, `logit`);
+//! - `cycle`, `cycle2`: li-2020 section 5.2's 20 rankers, one winner above a cycle of the rest;
+//! - `random-condorcet:K:SEED`, `random-copeland:K:SEED`: seeded random matrices with and without
+//!   a Condorcet winner.
 
 use rand::{Rng, SeedableRng};
 
-use super::matrix::PrefMatrix;
+use super::preference_matrix::PrefMatrix;
 use crate::bandit::BanditRng;
 
 /// The arXiv 6-arm matrix of the Beat-the-Mean poster (arms A..F = 0..5).
@@ -144,7 +152,9 @@ fn random_rows(k: usize, rng: &mut BanditRng) -> Vec<Vec<f64>> {
 /// pairs are uniform in [0.05, 0.95].
 pub fn random_condorcet(k: usize, seed: u64) -> Result<PrefMatrix, String> {
     if k < 2 {
-        return Err(format!("random-condorcet needs at least 2 arms, got {k}"));
+        return Err(format!(
+            "random-condorcet needs at least 2 rankers, got {k}"
+        ));
     }
     let mut rng = BanditRng::seed_from_u64(seed);
     let mut rows = random_rows(k, &mut rng);
@@ -166,7 +176,7 @@ pub fn random_condorcet(k: usize, seed: u64) -> Result<PrefMatrix, String> {
 pub fn random_copeland(k: usize, seed: u64) -> Result<PrefMatrix, String> {
     if k < 3 {
         return Err(format!(
-            "random-copeland needs at least 3 arms (2 arms always have a Condorcet winner), got {k}"
+            "random-copeland needs at least 3 rankers (2 rankers always have a Condorcet winner), got {k}"
         ));
     }
     let mut rng = BanditRng::seed_from_u64(seed);
@@ -196,7 +206,7 @@ pub fn condorcet_subset(
     let n = matrix.k();
     if k < 2 || k > n {
         return Err(format!(
-            "a subset must have between 2 and {n} arms, got {k}"
+            "a subset must have between 2 and {n} rankers, got {k}"
         ));
     }
     let mut arms: Vec<usize> = (0..n).collect();
@@ -212,7 +222,7 @@ pub fn condorcet_subset(
         }
     }
     Err(format!(
-        "no subset of {k} arms with a Condorcet winner found in {MAX_SUBSET_DRAWS} draws"
+        "no subset of {k} rankers with a Condorcet winner found in {MAX_SUBSET_DRAWS} draws"
     ))
 }
 

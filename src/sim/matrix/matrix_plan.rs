@@ -5,11 +5,12 @@ use std::path::Path;
 
 use rand::Rng;
 
-use super::{PrefMatrix, matrix_file, scenarios};
+use super::preference_matrix::PrefMatrix;
+use super::{matrix_file, scenarios};
 use crate::bandit::BanditRng;
 
 /// The built-in scenario names, as `--help` and errors list them.
-pub const SCENARIO_NAMES: &str = "arxiv6, utility:{1good,2good,3good,arith,geom}:{linear,natural,logit}, \
+const SCENARIO_NAMES: &str = "arxiv6, utility:{1good,2good,3good,arith,geom}:{linear,natural,logit}, \
      cycle, cycle2, random-condorcet:K:SEED, random-copeland:K:SEED";
 
 fn parse_number<T: std::str::FromStr>(what: &str, text: &str, scenario: &str) -> Result<T, String> {
@@ -41,18 +42,23 @@ pub fn scenario(name: &str) -> Option<Result<PrefMatrix, String>> {
     }
 }
 
-/// Resolves `--matrix`: a scenario name, else a matrix file.
-pub fn resolve(arg: &str) -> Result<PrefMatrix, String> {
+/// Resolves `--matrix`: a scenario name, else a matrix file. An argument that looks like a path
+/// (it has a `/` or a file extension) and names no file is reported as a missing file; anything
+/// else that is neither is answered with the scenario names.
+pub fn resolve_matrix(arg: &str) -> Result<PrefMatrix, String> {
     if let Some(m) = scenario(arg) {
         return m;
     }
     let path = Path::new(arg);
-    if !path.exists() {
-        return Err(format!(
-            "`{arg}` is neither a matrix file nor a scenario; scenarios: {SCENARIO_NAMES}"
-        ));
+    if path.exists() {
+        return matrix_file::load(path);
     }
-    matrix_file::load(path)
+    if arg.contains('/') || path.extension().is_some() {
+        return Err(format!("no such file: {arg}"));
+    }
+    Err(format!(
+        "`{arg}` is neither a matrix file nor a scenario; scenarios: {SCENARIO_NAMES}"
+    ))
 }
 
 /// The matrix every run plays on, before that run's random relabelling.
@@ -69,7 +75,7 @@ impl MatrixPlan {
         match subset {
             None => Ok(MatrixPlan::Whole(matrix)),
             Some(k) if k < 2 || k > matrix.k() => Err(format!(
-                "--subset {k}: must be between 2 and the matrix's {} arms",
+                "--subset {k}: must be between 2 and the matrix's {} rankers",
                 matrix.k()
             )),
             Some(k) => Ok(MatrixPlan::CondorcetSubsets { matrix, k }),
@@ -100,5 +106,32 @@ impl MatrixPlan {
                 scenarios::condorcet_subset(matrix, *k, rng)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_files_and_unknown_names_are_told_apart() {
+        assert_eq!(
+            resolve_matrix("data/no-such-matrix.txt").unwrap_err(),
+            "no such file: data/no-such-matrix.txt"
+        );
+        assert_eq!(
+            resolve_matrix("matrix.csv").unwrap_err(),
+            "no such file: matrix.csv"
+        );
+        let err = resolve_matrix("nonsense").unwrap_err();
+        assert!(
+            err.contains("neither a matrix file nor a scenario"),
+            "{err}"
+        );
+        assert!(
+            err.contains("arxiv6") && err.contains("random-copeland"),
+            "{err}"
+        );
+        assert_eq!(resolve_matrix("arxiv6").unwrap().k(), 6);
     }
 }

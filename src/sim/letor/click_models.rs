@@ -1,8 +1,9 @@
 //! Click models: simulated users who scan a shown result list and click.
 //!
-//! The cascade models of the online-evaluation literature (ALGORITHMS.md, "Click models"): the
-//! user reads the list top-down, clicks a document of relevance grade g with probability
-//! `click[g]`, and after a click stops reading with probability `stop[g]`. Each of `perfect`,
+//! The cascade models of the online-evaluation literature, with the click and stop tables below
+//! (`docs/simulation.md` shows what each does to the results): the user reads the list
+//! top-down, clicks a document of relevance grade g with probability `click[g]`, and after a
+//! click stops reading with probability `stop[g]`. Each of `perfect`,
 //! `navigational` and `informational` comes for 5 relevance grades (0..=4, as MSLR-WEB ships) and
 //! for 2 (0 = not relevant, 1 = relevant). A grade above a table's highest is read as its highest,
 //! so the 2-grade models treat every positive grade as relevant.

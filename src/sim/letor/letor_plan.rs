@@ -16,13 +16,13 @@ use std::path::Path;
 use rand::Rng;
 
 use super::click_environment::ClickData;
-use super::clicks::ClickModel;
-use super::letor::{self, LIST_LEN};
-use super::prefmatrix::ranker_names;
-use super::regret::Regret;
-use super::summary::{LetorSummary, RankerNdcg};
+use super::click_models::ClickModel;
+use super::feature_rankers::ranker_names;
+use super::letor_data::{LIST_LEN, LetorData};
 use crate::bandit::BanditRng;
 use crate::interleave::Method;
+use crate::sim::report::{LetorSummary, RankerNdcg};
+use crate::sim::run::Regret;
 
 /// The LETOR data every run plays on, with the choices that make duels out of it.
 #[derive(Debug, Clone)]
@@ -46,7 +46,7 @@ impl LetorPlan {
     ) -> Result<LetorPlan, String> {
         let shown = path.display();
         let file = std::fs::File::open(path).map_err(|e| format!("cannot open {shown}: {e}"))?;
-        let parsed = letor::parse_reader(std::io::BufReader::new(file))
+        let parsed = LetorData::from_reader(std::io::BufReader::new(file))
             .map_err(|e| format!("{shown}: {e}"))?;
         let data = ClickData::new(&parsed, method, click_model, LIST_LEN)
             .map_err(|e| format!("{shown}: {e}"))?;
@@ -120,7 +120,7 @@ impl LetorPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::synthetic::{self, SyntheticSpec};
+    use crate::sim::letor::synthetic::{SyntheticSpec, synthetic_letor};
     use rand::SeedableRng;
 
     fn plan(subset: Option<usize>) -> LetorPlan {
@@ -131,7 +131,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("joust-letor-plan-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(format!("data-{call}.txt"));
-        std::fs::write(&path, synthetic::generate(&spec, 3).to_letor_text()).unwrap();
+        std::fs::write(&path, synthetic_letor(&spec, 3).to_letor_text()).unwrap();
         let p = LetorPlan::load(
             &path,
             Method::Balanced,
@@ -184,7 +184,7 @@ mod tests {
         assert!(err.contains("cannot open"), "{err}");
         let spec: SyntheticSpec = "5:5:3".parse().unwrap();
         let path = std::env::temp_dir().join(format!("joust-letor-sub-{}", std::process::id()));
-        std::fs::write(&path, synthetic::generate(&spec, 1).to_letor_text()).unwrap();
+        std::fs::write(&path, synthetic_letor(&spec, 1).to_letor_text()).unwrap();
         let err = LetorPlan::load(&path, Method::Balanced, "perfect".parse().unwrap(), Some(4))
             .unwrap_err();
         let _ = std::fs::remove_file(&path);

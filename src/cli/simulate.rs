@@ -10,12 +10,11 @@
 //! With `--matrix`, a duel is a draw from the preference matrix. With `--letor`, interleaving and
 //! clicks are in the loop: every feature of the LETOR file is an arm (in ascending feature-id
 //! order before each run's shuffle), and a duel interleaves the two rankers' top-10 lists for a
-//! random query and credits a simulated user's clicks ([`super::click_environment`]). Regret is
-//! then NDCG@10 utility regret and accuracy counts champions that are the best feature by NDCG@10
-//! ([`super::letor_source`]). With `--rankers-per-query M` above 2, each step compares up to M
-//! rankers through one multileaved list ([`super::multi_runner`]). Every `--letor` run also
-//! reports what users saw: clicks per query and the NDCG@10 of the shown lists
-//! ([`super::user_measures`]).
+//! random query and credits a simulated user's clicks (`sim::letor`'s click environment). Regret
+//! is then NDCG@10 utility regret and accuracy counts champions that are the best feature by
+//! NDCG@10. With `--rankers-per-query M` above 2, each step compares up to M rankers through one
+//! multileaved list. Every `--letor` run also reports what users saw: clicks per query and the
+//! NDCG@10 of the shown lists.
 //!
 //! Writes `summary.json`, `curves.csv`, `regret.{svg,png}` and `accuracy.{svg,png}` into DIR.
 
@@ -24,15 +23,13 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::clicks::ClickModel;
-use super::feedback::Feedback;
-use super::letor_source::LetorPlan;
-use super::prefmatrix_cli::{parse_method, with_options};
-use super::simulation::{Simulation, Source};
-use super::source::{self, MatrixPlan};
-use super::summary::Summary;
+use super::interleaving_flags::{method_flag_help, parse_method, with_tau};
 use crate::bandit::PolicySpec;
-use crate::interleave::{DEFAULT_TAU, Method};
+use crate::interleave::Method;
+use crate::sim::{
+    ClickModel, DuelSource, FeedbackTiming, LetorPlan, MatrixPlan, Simulation, Summary,
+    resolve_matrix, write_plots,
+};
 
 /// Options of `joust simulate`.
 #[derive(Debug, Clone, clap::Args)]
@@ -49,8 +46,8 @@ pub struct SimulateArgs {
     )]
     pub matrix: Option<String>,
 
-    /// Instead of --matrix: LETOR/MSLR data (`rel qid:Q 1:v1 2:v2 ...`). Every feature is an arm
-    /// (its ranker's top-10 list per query); a duel interleaves the two lists for a random query
+    /// Instead of --matrix: LETOR/MSLR data (`rel qid:Q 1:v1 2:v2 ...`). Every feature is a ranker
+    /// (its top-10 list per query); a duel interleaves the two lists for a random query
     /// and credits simulated clicks. Regret is NDCG@10 utility regret, accuracy the fraction of
     /// runs whose champion is the best feature by NDCG@10. Needs --click-model and --method.
     #[arg(long, value_name = "FILE", requires_all = ["click_model", "method"])]
@@ -61,10 +58,13 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "MODEL", requires = "letor")]
     pub click_model: Option<ClickModel>,
 
-    /// With --letor, the interleaving method: team_draft, balanced, probabilistic, optimized
-    /// (two rankers per query), team_draft_multileave, probabilistic_multileave,
-    /// sample_only_scored, pairwise_preference (any number; see --rankers-per-query).
-    #[arg(long, value_name = "METHOD", requires = "letor", value_parser = parse_method)]
+    #[arg(
+        long,
+        value_name = "METHOD",
+        requires = "letor",
+        value_parser = parse_method,
+        help = method_flag_help("With --letor, the interleaving method", true)
+    )]
     pub method: Option<Method>,
 
     /// With --letor and --method probabilistic, the softmax exponent [default: 3].
@@ -80,7 +80,7 @@ pub struct SimulateArgs {
     #[arg(long, default_value_t = 100_000)]
     pub steps: u64,
 
-    /// Independent runs per policy; each shuffles the arms and has its own seed.
+    /// Independent runs per policy; each shuffles the rankers and has its own seed.
     #[arg(long, default_value_t = 10)]
     pub runs: u64,
 
@@ -96,7 +96,7 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
 
-    /// Each run plays on a fresh random subset of K arms of the matrix that has a Condorcet
+    /// Each run plays on a fresh random subset of K rankers of the matrix that has a Condorcet
     /// winner (as in the RUCB paper's experiments); with --letor, on K features drawn uniformly.
     #[arg(long, value_name = "K")]
     pub subset: Option<usize>,
@@ -122,7 +122,7 @@ pub struct SimulateArgs {
 }
 
 /// Builds the simulation an argument list describes, refusing bad input before any run.
-pub fn simulation(args: &SimulateArgs) -> anyhow::Result<Simulation> {
+fn simulation(args: &SimulateArgs) -> anyhow::Result<Simulation> {
     let policies = args
         .policies
         .iter()
@@ -140,9 +140,9 @@ pub fn simulation(args: &SimulateArgs) -> anyhow::Result<Simulation> {
     }
     let source = match (&args.matrix, &args.letor) {
         (Some(name), None) => {
-            let matrix = source::resolve(name).map_err(anyhow::Error::msg)?;
+            let matrix = resolve_matrix(name).map_err(anyhow::Error::msg)?;
             let plan = MatrixPlan::new(matrix, args.subset).map_err(anyhow::Error::msg)?;
-            Source::Matrix {
+            DuelSource::Matrix {
                 name: name.clone(),
                 plan,
             }
@@ -151,10 +151,10 @@ pub fn simulation(args: &SimulateArgs) -> anyhow::Result<Simulation> {
             let (Some(click_model), Some(method)) = (args.click_model, &args.method) else {
                 anyhow::bail!("--letor needs --click-model and --method");
             };
-            let method = with_options(method, args.tau.unwrap_or(DEFAULT_TAU));
+            let method = with_tau(method, args.tau)?;
             let plan = LetorPlan::load(path, method, click_model, args.subset)
                 .map_err(anyhow::Error::msg)?;
-            Source::Letor(plan)
+            DuelSource::Letor(plan)
         }
         _ => anyhow::bail!("give exactly one of --matrix and --letor"),
     };
@@ -164,7 +164,7 @@ pub fn simulation(args: &SimulateArgs) -> anyhow::Result<Simulation> {
         steps: args.steps,
         runs: args.runs,
         seed: args.seed,
-        feedback: Feedback {
+        feedback: FeedbackTiming {
             delay: args.delay,
             batch: args.batch,
         },
@@ -179,7 +179,7 @@ pub fn simulation(args: &SimulateArgs) -> anyhow::Result<Simulation> {
 }
 
 /// Writes every output file of a summary into `dir`; returns their paths.
-pub fn write_outputs(summary: &Summary, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+fn write_outputs(summary: &Summary, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let json = dir.join("summary.json");
     summary
@@ -190,7 +190,7 @@ pub fn write_outputs(summary: &Summary, dir: &Path) -> anyhow::Result<Vec<PathBu
         .write_csv(&csv)
         .with_context(|| format!("cannot write {}", csv.display()))?;
     let mut files = vec![json, csv];
-    files.extend(super::plot::write_plots(summary, dir).map_err(anyhow::Error::msg)?);
+    files.extend(write_plots(summary, dir).map_err(anyhow::Error::msg)?);
     Ok(files)
 }
 
@@ -222,7 +222,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
 
     let files = write_outputs(&summary, &args.out)?;
     println!(
-        "{} arms, {} steps x {} runs, seed {}, {} threads, {:.1} s",
+        "{} rankers, {} steps x {} runs, seed {}, {} threads, {:.1} s",
         summary.k, summary.steps, summary.runs, summary.seed, threads, summary.timing.wall_seconds
     );
     if let Some(letor) = &summary.letor {

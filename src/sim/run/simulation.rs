@@ -4,21 +4,22 @@ use rand::SeedableRng;
 use rayon::prelude::*;
 
 use super::checkpoints::log_spaced;
-use super::click_environment::ClickEnvironment;
-use super::environment::MatrixEnvironment;
-use super::feedback::Feedback;
-use super::letor_source::LetorPlan;
-use super::multi_runner::run_once_multi;
+use super::duel_run::run_once;
+use super::environment::{Environment, MatrixEnvironment};
+use super::feedback_timing::FeedbackTiming;
+use super::multileave_run::run_once_multi;
 use super::regret::Regret;
-use super::runner::{RunRecord, SimError, run_once};
+use super::run_record::{RunRecord, SimError};
 use super::seeds::run_seed;
-use super::source::MatrixPlan;
-use super::summary::{PolicySummary, Summary, Timing};
 use crate::bandit::{AnyPolicy, BanditRng, Policy, PolicySpec};
+use crate::interleave::METHODS;
+use crate::sim::letor::{ClickEnvironment, LetorPlan};
+use crate::sim::matrix::MatrixPlan;
+use crate::sim::report::{PolicySummary, Summary, Timing};
 
 /// What answers the duels: a preference matrix, or clicks on interleaved LETOR rankings.
 #[derive(Debug, Clone)]
-pub enum Source {
+pub enum DuelSource {
     Matrix {
         /// How `--matrix` was given, for the report.
         name: String,
@@ -27,12 +28,12 @@ pub enum Source {
     Letor(LetorPlan),
 }
 
-impl Source {
+impl DuelSource {
     /// Arms per run.
     pub fn k(&self) -> usize {
         match self {
-            Source::Matrix { plan, .. } => plan.k(),
-            Source::Letor(plan) => plan.k(),
+            DuelSource::Matrix { plan, .. } => plan.k(),
+            DuelSource::Letor(plan) => plan.k(),
         }
     }
 }
@@ -40,13 +41,13 @@ impl Source {
 /// Everything that determines a simulation's numbers (the thread count does not).
 #[derive(Debug, Clone)]
 pub struct Simulation {
-    pub source: Source,
+    pub source: DuelSource,
     /// Each policy with the text it was given as (the report names policies by it).
     pub policies: Vec<(String, PolicySpec)>,
     pub steps: u64,
     pub runs: u64,
     pub seed: u64,
-    pub feedback: Feedback,
+    pub feedback: FeedbackTiming,
     pub checkpoints_per_decade: u32,
     /// Rankers compared per query: 2 (duels), or more through one multileaved list (`--letor`
     /// only).
@@ -57,12 +58,12 @@ impl Simulation {
     /// Refuses invalid policy specs before any run starts, with the policy's own error.
     pub fn validate(&self) -> Result<(), SimError> {
         if self.steps == 0 || self.runs == 0 {
-            return Err(SimError::Matrix(
+            return Err(SimError::Invalid(
                 "--steps and --runs must be at least 1".into(),
             ));
         }
         if self.policies.is_empty() {
-            return Err(SimError::Matrix("give at least one --policy".into()));
+            return Err(SimError::Invalid("give at least one --policy".into()));
         }
         let m = self.rankers_per_query;
         if m > 2 {
@@ -72,7 +73,7 @@ impl Simulation {
         for (text, spec) in &self.policies {
             let policy = AnyPolicy::build(spec, self.source.k(), &mut rng)?;
             if policy.max_rankers_per_query() < m {
-                return Err(SimError::Matrix(format!(
+                return Err(SimError::Invalid(format!(
                     "--policy `{text}` compares at most {} rankers per query; \
                      --rankers-per-query {m} needs mdb, ucb_candidates, self_sparring or merge_dts",
                     policy.max_rankers_per_query()
@@ -86,23 +87,27 @@ impl Simulation {
     /// takes m lists, and immediate feedback.
     fn validate_multi(&self) -> Result<(), SimError> {
         let m = self.rankers_per_query;
-        let Source::Letor(plan) = &self.source else {
-            return Err(SimError::Matrix(
+        let DuelSource::Letor(plan) = &self.source else {
+            return Err(SimError::Invalid(
                 "--rankers-per-query above 2 needs --letor (a preference matrix answers duels)"
                     .into(),
             ));
         };
         let method = &plan.data.method;
         if !method.is_multileave() || method.max_rankers() < m {
-            return Err(SimError::Matrix(format!(
-                "--rankers-per-query {m}: --method {} cannot merge {m} lists; use \
-                 team_draft_multileave, sample_only_scored, pairwise_preference or (up to 8) \
-                 probabilistic_multileave",
-                method.name()
+            let fitting: Vec<&str> = METHODS
+                .iter()
+                .filter(|info| info.multileave && info.max_rankers >= m)
+                .map(|info| info.name)
+                .collect();
+            return Err(SimError::Invalid(format!(
+                "--rankers-per-query {m}: --method {} cannot merge {m} lists; use {}",
+                method.name(),
+                fitting.join(", ")
             )));
         }
         if !self.feedback.is_immediate() {
-            return Err(SimError::Matrix(
+            return Err(SimError::Invalid(
                 "--delay and --batch work with duels only (--rankers-per-query 2)".into(),
             ));
         }
@@ -118,50 +123,56 @@ impl Simulation {
     pub fn run_one(&self, policy: usize, run: u64) -> Result<RunRecord, SimError> {
         let mut rng = BanditRng::seed_from_u64(run_seed(self.seed, run));
         let spec = &self.policies[policy].1;
-        let checkpoints = self.checkpoints();
         match &self.source {
-            Source::Matrix { plan, .. } => {
-                let matrix = plan.draw(&mut rng).map_err(SimError::Matrix)?;
+            DuelSource::Matrix { plan, .. } => {
+                let matrix = plan.draw(&mut rng).map_err(SimError::Invalid)?;
                 let regret = Regret::of(&matrix);
                 let k = matrix.k();
                 let mut environment = MatrixEnvironment::new(matrix);
-                run_once(
-                    spec,
-                    k,
-                    &mut environment,
-                    &regret,
-                    &checkpoints,
-                    self.feedback,
-                    &mut rng,
-                )
+                self.duel_run(spec, k, &mut environment, &regret, &mut rng)
             }
-            Source::Letor(plan) => {
+            DuelSource::Letor(plan) => {
                 let arms = plan.draw(&mut rng);
                 let regret = plan.regret(&arms);
                 let k = arms.len();
                 let mut environment = ClickEnvironment::new(&plan.data, arms);
-                if self.rankers_per_query > 2 {
-                    return run_once_multi(
-                        spec,
-                        k,
-                        self.rankers_per_query,
-                        &mut environment,
-                        &regret,
-                        &checkpoints,
-                        &mut rng,
-                    );
+                let m = self.rankers_per_query;
+                if m <= 2 {
+                    return self.duel_run(spec, k, &mut environment, &regret, &mut rng);
                 }
-                run_once(
+                let checkpoints = self.checkpoints();
+                run_once_multi(
                     spec,
                     k,
+                    m,
                     &mut environment,
                     &regret,
                     &checkpoints,
-                    self.feedback,
                     &mut rng,
                 )
             }
         }
+    }
+
+    /// A run of duels of `spec` on `k` arms against `environment`, scored by `regret`.
+    fn duel_run<E: Environment>(
+        &self,
+        spec: &PolicySpec,
+        k: usize,
+        environment: &mut E,
+        regret: &Regret,
+        rng: &mut BanditRng,
+    ) -> Result<RunRecord, SimError> {
+        let checkpoints = self.checkpoints();
+        run_once(
+            spec,
+            k,
+            environment,
+            regret,
+            &checkpoints,
+            self.feedback,
+            rng,
+        )
     }
 
     /// Runs every policy `runs` times over `threads` worker threads, calling `on_run_done` after
@@ -200,7 +211,7 @@ impl Simulation {
             .map(|((label, _), runs)| PolicySummary::aggregate(label, &checkpoints, runs))
             .collect();
         let (matrix, letor, subset, winners) = match &self.source {
-            Source::Matrix { name, plan } => match plan {
+            DuelSource::Matrix { name, plan } => match plan {
                 MatrixPlan::Whole(m) => (
                     Some(name.clone()),
                     None,
@@ -217,7 +228,7 @@ impl Simulation {
                     (Some(name.clone()), None, Some(*k), None)
                 }
             },
-            Source::Letor(plan) => (
+            DuelSource::Letor(plan) => (
                 None,
                 Some(plan.summary(self.rankers_per_query)),
                 plan.subset,

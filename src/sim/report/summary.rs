@@ -6,9 +6,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::regret::RegretKind;
-use super::runner::RunRecord;
 use crate::interleave::Method;
+use crate::sim::run::{RegretKind, RunRecord};
 
 /// One point of a policy's curves.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,11 +1,12 @@
 //! `joust prefmatrix`: estimate a preference matrix from LETOR data (a file, or a synthetic data
 //! set) and write it in the format `joust simulate --matrix` reads.
 
-use super::clicks::ClickModel;
-use super::letor::{self, LIST_LEN, LetorData};
-use super::prefmatrix::{self, Estimation, FeatureRankers};
-use super::synthetic::{self, SyntheticSpec};
+use super::interleaving_flags::{method_flag_help, parse_method, with_tau};
 use crate::interleave::{DEFAULT_TAU, Method};
+use crate::sim::{
+    ClickModel, Estimation, FeatureRankers, LIST_LEN, LetorData, SyntheticSpec, estimate_matrix,
+    matrix_text, ranker_names, synthetic_letor,
+};
 use anyhow::{Context, bail};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -26,9 +27,12 @@ pub struct PrefmatrixArgs {
     /// Simulated user: perfect, navigational, informational (5 grades; add :2 for 2 grades), random.
     #[arg(long, default_value = "perfect")]
     pub click_model: ClickModel,
-    /// Interleaving method: team_draft, balanced, probabilistic, optimized, team_draft_multileave,
-    /// probabilistic_multileave, sample_only_scored, pairwise_preference.
-    #[arg(long, default_value = "team_draft", value_parser = parse_method)]
+    #[arg(
+        long,
+        default_value = "team_draft",
+        value_parser = parse_method,
+        help = method_flag_help("Interleaving method", false)
+    )]
     pub method: Method,
     /// Softmax exponent for --method probabilistic.
     #[arg(long, default_value_t = DEFAULT_TAU)]
@@ -50,33 +54,9 @@ pub struct PrefmatrixArgs {
     pub out: PathBuf,
 }
 
-/// `--method NAME`, with the method's default options (shared with `joust simulate --letor`).
-pub fn parse_method(s: &str) -> Result<Method, String> {
-    Method::from_name(s).ok_or_else(|| {
-        format!(
-            "unknown method '{s}'; known: team_draft, balanced, probabilistic, optimized, \
-             team_draft_multileave, probabilistic_multileave, sample_only_scored, \
-             pairwise_preference"
-        )
-    })
-}
-
-/// The method with its command-line options applied: `--tau` sets the exponent of the methods
-/// that have one (Probabilistic, Probabilistic Multileave, Sample-Only Scored) and is ignored by
-/// the others.
-pub fn with_options(method: &Method, tau: f64) -> Method {
-    let mut method = method.clone();
-    if let Method::Probabilistic { tau: t }
-    | Method::ProbabilisticMultileave { tau: t }
-    | Method::SampleOnlyScored { tau: t } = &mut method
-    {
-        *t = tau;
-    }
-    method
-}
-
+/// `joust prefmatrix`.
 pub fn run(args: PrefmatrixArgs) -> anyhow::Result<()> {
-    let method = with_options(&args.method, args.tau);
+    let method = with_tau(&args.method, Some(args.tau))?;
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(threads) = args.threads {
         pool = pool.num_threads(threads);
@@ -99,11 +79,11 @@ pub fn run(args: PrefmatrixArgs) -> anyhow::Result<()> {
     let (rankers, estimate, seconds) = pool.install(|| {
         let rankers = FeatureRankers::from_letor(&data, args.length);
         let start = Instant::now();
-        let estimate = prefmatrix::estimate(&rankers, &how);
+        let estimate = estimate_matrix(&rankers, &how);
         (rankers, estimate, start.elapsed().as_secs_f64())
     });
     let estimate = estimate.map_err(anyhow::Error::msg)?;
-    let names = prefmatrix::ranker_names(&rankers.feature_ids);
+    let names = ranker_names(&rankers.feature_ids);
     let source = match (&args.letor, &args.synthetic) {
         (Some(path), _) => path.display().to_string(),
         (None, Some(spec)) => format!(
@@ -124,11 +104,8 @@ pub fn run(args: PrefmatrixArgs) -> anyhow::Result<()> {
             how.seed
         ),
     ];
-    std::fs::write(
-        &args.out,
-        prefmatrix::matrix_text(&estimate.rows, &names, &comments),
-    )
-    .with_context(|| format!("cannot write {}", args.out.display()))?;
+    std::fs::write(&args.out, matrix_text(&estimate.rows, &names, &comments))
+        .with_context(|| format!("cannot write {}", args.out.display()))?;
     println!(
         "wrote {0} x {0} matrix over {1} queries to {2}",
         names.len(),
@@ -159,10 +136,10 @@ fn load(args: &PrefmatrixArgs) -> anyhow::Result<LetorData> {
         (Some(path), _) => {
             let file = std::fs::File::open(path)
                 .with_context(|| format!("cannot open {}", path.display()))?;
-            letor::parse_reader(std::io::BufReader::new(file))
+            LetorData::from_reader(std::io::BufReader::new(file))
                 .with_context(|| format!("in {}", path.display()))
         }
-        (None, Some(spec)) => Ok(synthetic::generate(spec, args.seed)),
+        (None, Some(spec)) => Ok(synthetic_letor(spec, args.seed)),
         (None, None) => bail!("give --letor FILE or --synthetic QUERIES:DOCS:FEATURES"),
     }
 }

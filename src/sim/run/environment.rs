@@ -1,11 +1,11 @@
 //! The environment: what answers a duel. Kept apart from the policy so that the simulation loop
 //! runs unchanged whether a preference-matrix draw answers ([`MatrixEnvironment`]) or a simulated
-//! user clicking on an interleaved result list ([`super::click_environment::ClickEnvironment`]).
+//! user clicking on an interleaved result list ([`crate::sim::letor::ClickEnvironment`]).
 
 use rand::Rng;
 
-use super::PrefMatrix;
 use crate::bandit::Pair;
+use crate::sim::matrix::PrefMatrix;
 
 /// The result of one duel, from the point of view of `pair.first`: the bandit's own type, so an
 /// environment's answer goes to the policy with the sides it was played on.
@@ -17,7 +17,7 @@ pub trait Environment {
     fn duel<R: Rng + ?Sized>(&mut self, pair: Pair, rng: &mut R) -> Outcome;
 
     /// Clicks per query and NDCG of the shown lists since the last call, for environments with
-    /// simulated users ([`super::user_measures`]); `None` for a preference matrix.
+    /// simulated users (`sim::letor`'s user measures); `None` for a preference matrix.
     fn take_user_measures(&mut self) -> Option<(f64, f64)> {
         None
     }
@@ -33,10 +33,6 @@ pub struct MatrixEnvironment {
 impl MatrixEnvironment {
     pub fn new(matrix: PrefMatrix) -> Self {
         MatrixEnvironment { matrix }
-    }
-
-    pub fn matrix(&self) -> &PrefMatrix {
-        &self.matrix
     }
 }
 

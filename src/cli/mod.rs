@@ -1,0 +1,67 @@
+//! The `joust` command line: argument parsing and dispatch, one file per subcommand. Each
+//! subcommand's work lives in the library (`serve`, `sim`); this layer only turns flags into
+//! calls and results into printed lines.
+
+mod interleaving_flags;
+mod keygen;
+mod letor_gen;
+mod prefmatrix;
+mod serve;
+mod simulate;
+
+use clap::{Parser, Subcommand};
+
+pub use prefmatrix::PrefmatrixArgs;
+
+#[derive(Parser)]
+#[command(
+    name = "joust",
+    version,
+    about = "Online ranker evaluation with dueling bandits"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the HTTP service (on an embedded Postgres unless DATABASE_URL is set).
+    Serve(crate::serve::ServeArgs),
+    /// Run policies against preference matrices as the papers do; writes a summary, CSV and plots.
+    ///
+    /// With --letor FILE --click-model MODEL --method METHOD instead of --matrix, interleaving and
+    /// clicks are in the loop: every feature of the LETOR data is a ranker, and each duel
+    /// interleaves the two feature rankers' top-10 lists for a random query and credits a
+    /// simulated user's clicks. Regret is then NDCG@10 utility regret, and accuracy counts runs
+    /// whose champion is the best feature by NDCG@10. Example:
+    ///
+    ///   joust letor-gen --size 200:30:20 --out data.txt
+    ///
+    ///   joust simulate --letor data.txt --click-model navigational --method team_draft
+    ///   --policy rucb --steps 100000 --runs 4 --out out/letor
+    Simulate(simulate::SimulateArgs),
+    /// Print a new random API key (give it to `serve` as scope:KEY in --api-keys).
+    Keygen,
+    /// Estimate a preference matrix from learning-to-rank data by simulated interleaved
+    /// comparisons (one ranker per feature), in the format `joust simulate --matrix` reads.
+    Prefmatrix(PrefmatrixArgs),
+    /// Write a small seeded synthetic LETOR-format data set (for tests and demos).
+    LetorGen(letor_gen::LetorGenArgs),
+}
+
+/// Parses the process's arguments and runs the subcommand.
+pub fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Serve(args) => serve::run(args),
+        Command::Simulate(args) => simulate::run(args),
+        Command::Prefmatrix(args) => prefmatrix::run(args),
+        Command::LetorGen(args) => letor_gen::run(args),
+        Command::Keygen => keygen::run(),
+    }
+}
+
+/// `joust prefmatrix` with already parsed arguments.
+pub fn run_prefmatrix(args: PrefmatrixArgs) -> anyhow::Result<()> {
+    prefmatrix::run(args)
+}

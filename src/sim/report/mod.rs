@@ -1,0 +1,8 @@
+//! The simulation report: `summary.json`, `curves.csv` and the figures.
+
+mod plot;
+mod plot_users;
+mod summary;
+
+pub use plot::write_plots;
+pub use summary::{LetorSummary, PolicySummary, RankerNdcg, Summary, Timing};

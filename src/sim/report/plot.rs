@@ -1,0 +1,298 @@
+//! Figures in the style of the papers: cumulative regret against steps on log-log axes with a
+//! shaded standard-error band per policy, and accuracy against steps on a log x axis. Each is
+//! written as SVG and PNG.
+//!
+//! Text needs a font file (plotters lays out labels with ab_glyph for both formats): the first
+//! that exists of `$JOUST_FONT` and the DejaVu Sans paths of common distributions. On Debian it
+//! comes from the `fonts-dejavu-core` package.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use plotters::coord::{CoordTranslate, Shift};
+use plotters::prelude::*;
+
+use super::summary::Summary;
+use crate::sim::run::RegretKind;
+
+/// Where DejaVu Sans lives on Debian/Ubuntu (`fonts-dejavu-core`), Fedora and Arch.
+const FONT_PATHS: [&str; 4] = [
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu-sans-fonts/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/TTF/DejaVuSans.ttf",
+];
+
+pub(super) const FONT: &str = "sans-serif";
+
+/// Matplotlib's default colour cycle, the palette of most of the papers' figures.
+const COLOURS: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+const SIZE: (u32, u32) = (960, 640);
+
+/// Registers the font once per process; the error says how to install one.
+fn ensure_font() -> Result<(), String> {
+    static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
+    REGISTERED
+        .get_or_init(|| {
+            let candidates: Vec<PathBuf> = std::env::var_os("JOUST_FONT")
+                .map(PathBuf::from)
+                .into_iter()
+                .chain(FONT_PATHS.iter().map(PathBuf::from))
+                .collect();
+            let path = candidates.iter().find(|p| p.is_file()).ok_or_else(|| {
+                format!(
+                    "no font for the plots: install DejaVu Sans (Debian: apt-get install \
+                     fonts-dejavu-core) or set JOUST_FONT to a .ttf file; looked in {}",
+                    FONT_PATHS.join(", ")
+                )
+            })?;
+            let bytes = std::fs::read(path)
+                .map_err(|e| format!("cannot read font {}: {e}", path.display()))?;
+            // plotters keeps fonts for the life of the process; this happens once.
+            let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+            plotters::style::register_font(FONT, FontStyle::Normal, bytes)
+                .map_err(|_| format!("{} is not a usable TrueType font", path.display()))
+        })
+        .clone()
+}
+
+/// A figure drawn the same way on any backend.
+pub(super) trait Figure {
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: DrawingArea<DB, Shift>,
+        summary: &Summary,
+    ) -> Result<(), String>
+    where
+        DB::ErrorType: 'static;
+}
+
+/// Writes `figure` as `STEM.svg` and `STEM.png` into `dir`; returns the two paths.
+pub(super) fn write_figure(
+    figure: &impl Figure,
+    summary: &Summary,
+    dir: &Path,
+    stem: &str,
+) -> Result<Vec<PathBuf>, String> {
+    let svg = dir.join(format!("{stem}.svg"));
+    let png = dir.join(format!("{stem}.png"));
+    let context = |f: &Path| {
+        let shown = f.display().to_string();
+        move |e: String| format!("cannot draw {shown}: {e}")
+    };
+    figure
+        .draw(SVGBackend::new(&svg, SIZE).into_drawing_area(), summary)
+        .map_err(context(&svg))?;
+    figure
+        .draw(BitMapBackend::new(&png, SIZE).into_drawing_area(), summary)
+        .map_err(context(&png))?;
+    Ok(vec![svg, png])
+}
+
+/// One policy's curve in its colour: the mean as a line, the standard-error band shaded when
+/// there is one, and its legend entry.
+pub(super) fn draw_curve<DB, CT>(
+    chart: &mut ChartContext<'_, DB, CT>,
+    policy: usize,
+    label: &str,
+    line: Vec<(f64, f64)>,
+    band: Option<Vec<(f64, f64)>>,
+) -> Result<(), String>
+where
+    DB: DrawingBackend,
+    DB::ErrorType: 'static,
+    CT: CoordTranslate<From = (f64, f64)>,
+{
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let colour = COLOURS[policy % COLOURS.len()];
+    if let Some(band) = band {
+        chart
+            .draw_series(std::iter::once(Polygon::new(
+                band,
+                colour.mix(0.2).filled(),
+            )))
+            .map_err(err)?;
+    }
+    chart
+        .draw_series(LineSeries::new(line, colour.stroke_width(2)))
+        .map_err(err)?
+        .label(label)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], colour.stroke_width(2)));
+    Ok(())
+}
+
+/// The legend box at `position`.
+pub(super) fn draw_legend<'a, DB, CT>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    position: SeriesLabelPosition,
+) -> Result<(), String>
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    CT: CoordTranslate,
+{
+    chart
+        .configure_series_labels()
+        .position(position)
+        .label_font((FONT, 15))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| e.to_string())
+}
+
+/// Cumulative regret against steps, log-log, with standard-error bands.
+struct RegretFigure;
+
+impl Figure for RegretFigure {
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: DrawingArea<DB, Shift>,
+        summary: &Summary,
+    ) -> Result<(), String>
+    where
+        DB::ErrorType: 'static,
+    {
+        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+        root.fill(&WHITE).map_err(err)?;
+        let steps = summary.steps.max(2) as f64;
+        // Log axes cannot show zero: the y range starts below the smallest positive mean.
+        let positive = summary
+            .policies
+            .iter()
+            .flat_map(|p| &p.checkpoints)
+            .map(|c| c.regret_mean)
+            .filter(|v| *v > 0.0);
+        let y_min = positive.clone().fold(f64::INFINITY, f64::min);
+        let y_max = summary
+            .policies
+            .iter()
+            .flat_map(|p| &p.checkpoints)
+            .map(|c| c.regret_mean + c.regret_stderr)
+            .fold(0.0, f64::max);
+        let (y_min, y_max) = if y_min.is_finite() && y_max > y_min {
+            (y_min / 2.0, y_max * 2.0)
+        } else {
+            (1e-3, 1.0)
+        };
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!("{}: cumulative regret", summary.source_label()),
+                (FONT, 24),
+            )
+            .margin(20)
+            .x_label_area_size(50)
+            .y_label_area_size(80)
+            .build_cartesian_2d((1.0..steps).log_scale(), (y_min..y_max).log_scale())
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("steps")
+            .y_desc(match summary.policies.first().map(|p| p.regret_kind) {
+                Some(RegretKind::Copeland) => "cumulative Copeland regret",
+                Some(RegretKind::NdcgUtility) => "cumulative NDCG@10 regret",
+                _ => "cumulative regret",
+            })
+            .label_style((FONT, 16))
+            .axis_desc_style((FONT, 18))
+            .x_label_formatter(&|x| format!("{x:.0e}"))
+            .y_label_formatter(&|y| format!("{y:.0e}"))
+            .draw()
+            .map_err(err)?;
+        for (i, p) in summary.policies.iter().enumerate() {
+            let clamp = |v: f64| v.max(y_min);
+            let upper = p
+                .checkpoints
+                .iter()
+                .map(|c| (c.step as f64, clamp(c.regret_mean + c.regret_stderr)));
+            let lower = p
+                .checkpoints
+                .iter()
+                .rev()
+                .map(|c| (c.step as f64, clamp(c.regret_mean - c.regret_stderr)));
+            let line = p
+                .checkpoints
+                .iter()
+                .map(|c| (c.step as f64, clamp(c.regret_mean)))
+                .collect();
+            draw_curve(
+                &mut chart,
+                i,
+                &p.policy,
+                line,
+                Some(upper.chain(lower).collect()),
+            )?;
+        }
+        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+        root.present().map_err(err)
+    }
+}
+
+/// The fraction of runs whose champion is a true winner against steps (log x axis).
+struct AccuracyFigure;
+
+impl Figure for AccuracyFigure {
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: DrawingArea<DB, Shift>,
+        summary: &Summary,
+    ) -> Result<(), String>
+    where
+        DB::ErrorType: 'static,
+    {
+        let err = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+        root.fill(&WHITE).map_err(err)?;
+        let steps = summary.steps.max(2) as f64;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!("{}: accuracy of the champion", summary.source_label()),
+                (FONT, 24),
+            )
+            .margin(20)
+            .x_label_area_size(50)
+            .y_label_area_size(70)
+            .build_cartesian_2d((1.0..steps).log_scale(), 0.0..1.02)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("steps")
+            .y_desc("fraction of runs naming the true winner")
+            .label_style((FONT, 16))
+            .axis_desc_style((FONT, 18))
+            .x_label_formatter(&|x| format!("{x:.0e}"))
+            .draw()
+            .map_err(err)?;
+        for (i, p) in summary.policies.iter().enumerate() {
+            let line = p
+                .checkpoints
+                .iter()
+                .map(|c| (c.step as f64, c.accuracy))
+                .collect();
+            draw_curve(&mut chart, i, &p.policy, line, None)?;
+        }
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
+        root.present().map_err(err)
+    }
+}
+
+/// Writes `regret.{svg,png}` and `accuracy.{svg,png}` into `dir`, and with the users' measures
+/// of a `--letor` simulation `clicks.{svg,png}` and `ndcg.{svg,png}`; returns their paths.
+pub fn write_plots(summary: &Summary, dir: &Path) -> Result<Vec<PathBuf>, String> {
+    ensure_font()?;
+    let mut written = write_figure(&RegretFigure, summary, dir, "regret")?;
+    written.extend(write_figure(&AccuracyFigure, summary, dir, "accuracy")?);
+    written.extend(super::plot_users::write_user_plots(summary, dir)?);
+    Ok(written)
+}

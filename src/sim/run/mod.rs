@@ -1,0 +1,21 @@
+//! Running a simulation: what answers a duel (`environment`), how late outcomes reach the
+//! policy (`feedback_timing`), one run and what it records (`duel_run`,
+//! `multileave_run`, `checkpoints`, `thread_clock`, `regret`), and many runs in
+//! parallel, reproducible whatever the thread count (`seeds`, `simulation`).
+
+mod checkpoints;
+mod duel_run;
+mod environment;
+mod feedback_timing;
+mod multileave_run;
+mod regret;
+mod run_record;
+mod seeds;
+mod simulation;
+mod thread_clock;
+
+pub use environment::{Environment, Outcome};
+pub use feedback_timing::FeedbackTiming;
+pub use regret::{Regret, RegretKind};
+pub use run_record::RunRecord;
+pub use simulation::{DuelSource, Simulation};

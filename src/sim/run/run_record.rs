@@ -1,0 +1,114 @@
+//! What a run records, and when: the checkpoints a run walks through, timed so that
+//! `steps_per_second` counts the steps and not the checkpoints' own work (the champion report is
+//! O(K^2)).
+
+use super::environment::Environment;
+use super::regret::{Regret, RegretKind};
+use super::thread_clock::ThreadClock;
+use crate::bandit::{BanditState, SpecError, StateError};
+
+/// Why a simulation could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    #[error("the policy selected an invalid duel: {0}")]
+    State(#[from] StateError),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("cannot start {threads} worker threads: {message}")]
+    Threads { threads: usize, message: String },
+}
+
+/// What one run recorded, one entry per checkpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRecord {
+    pub regret_kind: RegretKind,
+    /// Cumulative regret at each checkpoint.
+    pub regret: Vec<f64>,
+    /// Whether the champion was a true winner at each checkpoint.
+    pub correct: Vec<bool>,
+    /// With simulated users: clicks per query and NDCG@10 of the shown lists over the steps
+    /// since the previous checkpoint (empty for a preference matrix).
+    pub clicks: Vec<f64>,
+    pub shown_ndcg: Vec<f64>,
+    pub steps: u64,
+    /// Thread CPU time spent in selection, update and environment draws (checkpoints excluded).
+    pub nanos: u64,
+}
+
+impl RunRecord {
+    /// An empty record for a run of `steps` steps scored by `regret`.
+    pub fn new(regret: &Regret, steps: u64, checkpoints: usize) -> RunRecord {
+        RunRecord {
+            regret_kind: regret.kind(),
+            regret: Vec::with_capacity(checkpoints),
+            correct: Vec::with_capacity(checkpoints),
+            clicks: Vec::new(),
+            shown_ndcg: Vec::new(),
+            steps,
+            nanos: 0,
+        }
+    }
+
+    /// Records one checkpoint: the cumulative regret, whether the champion is a true winner, and
+    /// the users' measures when the environment has users.
+    pub fn checkpoint<E: Environment>(
+        &mut self,
+        cumulative: f64,
+        state: &BanditState,
+        regret: &Regret,
+        environment: &mut E,
+    ) {
+        let champion = state.champion().ranker;
+        self.regret.push(cumulative);
+        self.correct
+            .push(champion.is_some_and(|c| regret.is_winner(c)));
+        if let Some((clicks, ndcg)) = environment.take_user_measures() {
+            self.clicks.push(clicks);
+            self.shown_ndcg.push(ndcg);
+        }
+    }
+}
+
+/// Walks a run's checkpoints: one integer compare per step, and at a checkpoint the thread CPU
+/// time since the previous one is added to the record before the checkpoint's own work.
+pub struct CheckpointTimer<'a> {
+    at: &'a [u64],
+    next: usize,
+    next_step: u64,
+    started: ThreadClock,
+}
+
+impl<'a> CheckpointTimer<'a> {
+    /// Starts the clock; `at` is increasing and not empty, its last entry the run's length.
+    pub fn start(at: &'a [u64]) -> Self {
+        CheckpointTimer {
+            at,
+            next: 0,
+            next_step: at[0],
+            started: ThreadClock::now(),
+        }
+    }
+
+    /// Records a checkpoint into `record` when `step` is one.
+    #[inline]
+    pub fn at_step<E: Environment>(
+        &mut self,
+        step: u64,
+        record: &mut RunRecord,
+        cumulative: f64,
+        state: &BanditState,
+        regret: &Regret,
+        environment: &mut E,
+    ) {
+        if step != self.next_step {
+            return;
+        }
+        record.nanos += self.started.elapsed_nanos();
+        record.checkpoint(cumulative, state, regret, environment);
+        self.next += 1;
+        self.next_step = self.at.get(self.next).copied().unwrap_or(u64::MAX);
+        self.started = ThreadClock::now();
+    }
+}
