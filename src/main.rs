@@ -71,8 +71,28 @@ fn init_tracing() {
     }
 }
 
-fn main() -> anyhow::Result<()> {
-    let cli = Cli::parse();
+/// Runs the command; an error is printed as its message and causes (never a backtrace, even with
+/// `RUST_BACKTRACE` set: the message is written for the user) and the exit status is 1.
+fn main() -> std::process::ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{}", report(&e));
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// `Error: message`, then one `caused by:` line per cause.
+fn report(e: &anyhow::Error) -> String {
+    let mut text = format!("Error: {e}");
+    for cause in e.chain().skip(1) {
+        text.push_str(&format!("\n  caused by: {cause}"));
+    }
+    text
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => {
             init_tracing();

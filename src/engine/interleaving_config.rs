@@ -22,7 +22,8 @@ use serde_json::{Map, Value};
 
 use crate::interleave::{MAX_OPTIMIZED_LEN, Method};
 
-use super::EngineError;
+use super::json_words::in_json_words;
+use super::{EngineError, ErrorCode};
 
 /// The multileaving methods, as error messages list them.
 const MULTILEAVE_METHODS: &str =
@@ -73,7 +74,7 @@ fn known_options(method: &str) -> Option<&'static [&'static str]> {
 }
 
 fn invalid(message: String) -> EngineError {
-    EngineError::invalid("invalid_interleaving", message)
+    EngineError::invalid(ErrorCode::InvalidInterleaving, message)
 }
 
 impl InterleavingConfig {
@@ -138,8 +139,12 @@ impl InterleavingConfig {
         }
         let mut tagged = spec.options.clone();
         tagged.insert("method".into(), Value::String(name.into()));
-        let method: Method = serde_json::from_value(Value::Object(tagged))
-            .map_err(|e| invalid(format!("bad {name} options: {e}")))?;
+        let method: Method = serde_json::from_value(Value::Object(tagged)).map_err(|e| {
+            invalid(format!(
+                "bad {name} options: {}",
+                in_json_words(&e.to_string())
+            ))
+        })?;
         if let Method::Probabilistic { tau }
         | Method::ProbabilisticMultileave { tau }
         | Method::SampleOnlyScored { tau } = method
@@ -182,8 +187,9 @@ impl InterleavingConfig {
 
     /// Reads the stored form back.
     pub fn from_json(value: &Value) -> Result<Self, EngineError> {
-        let spec: InterleavingSpec = serde_json::from_value(value.clone())
-            .map_err(|e| EngineError::Internal(format!("stored interleaving settings: {e}")))?;
+        let spec: InterleavingSpec = serde_json::from_value(value.clone()).map_err(|e| {
+            EngineError::internal(anyhow::Error::new(e).context("stored interleaving settings"))
+        })?;
         Self::from_spec(&spec)
     }
 }
