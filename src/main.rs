@@ -1,5 +1,5 @@
 //! The `joust` binary: the command line lives in the library (`joust::cli`).
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
     joust::cli::main()
 }

@@ -122,13 +122,23 @@ const CONNECT_PATIENCE: Duration = Duration::from_secs(7);
 const CONNECT_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Connects to the database at `url`, retrying for a few seconds while it refuses connections or
-/// is starting up. Errors name the host, the port and what went wrong (never the password).
+/// is starting up; a host name that does not resolve fails at once. Errors name the host, the
+/// port and what went wrong (never the password).
 async fn connect(url: &str) -> anyhow::Result<sqlx::PgPool> {
     use sqlx::ConnectOptions;
     use std::str::FromStr;
     let options = sqlx::postgres::PgConnectOptions::from_str(url)
         .map_err(|e| anyhow::anyhow!("the database URL is not valid: {e}"))?;
     let target = format!("{}:{}", options.get_host(), options.get_port());
+    // A name that does not resolve will not resolve a moment later: fail now, not after retrying.
+    if options.get_socket().is_none() {
+        let resolved = tokio::net::lookup_host((options.get_host(), options.get_port())).await;
+        if let Err(e) = resolved {
+            anyhow::bail!(
+                "cannot connect to the database at {target}: the host name does not resolve ({e})"
+            );
+        }
+    }
     let deadline = tokio::time::Instant::now() + CONNECT_PATIENCE;
     loop {
         let failure = match tokio::time::timeout(CONNECT_ATTEMPT_TIMEOUT, options.connect()).await {
@@ -255,9 +265,7 @@ async fn serve_on(
         history_interval: Duration::from_secs(args.history_interval_secs),
         metrics_max_experiments: args.metrics_max_experiments,
     };
-    let engine = Engine::start_with(pool, options)
-        .await
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let engine = Engine::start_with(pool, options).await?;
     engine.set_memory_budget(args.max_experiment_memory_mb.saturating_mul(1024 * 1024));
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await

@@ -538,6 +538,10 @@ async fn rankers_can_be_added_and_retired() {
         (s, error_code(&b)),
         (StatusCode::CONFLICT, "too_few_rankers")
     );
+    // The API's word is ranker; the bandit's arms stay inside.
+    let message = b["error"]["message"].as_str().unwrap();
+    assert!(message.contains("2 active rankers"), "{message}");
+    assert!(!message.contains("arm"), "{message}");
     let e = app.experiment(id).await;
     let active: Vec<&str> = e["rankers"]
         .as_array()
@@ -836,5 +840,137 @@ async fn every_json_body_endpoint_wants_a_json_content_type() {
         }
     }
     assert_eq!(app.experiment(id).await["version"], 1);
+    app.stop().await;
+}
+
+/// The words of Rust types (struct and enum names, `u64`, `f64`, ...) that serde and axum put in
+/// their messages; none may reach a client.
+const RUST_WORDS: [&str; 12] = [
+    "struct",
+    "enum",
+    "PolicySpec",
+    "TieRule",
+    "Status",
+    "InterleavingSpec",
+    "usize",
+    "u64",
+    "i64",
+    "f64",
+    "String",
+    "Option",
+];
+
+fn assert_no_rust_words(message: &str) {
+    for word in RUST_WORDS {
+        assert!(!message.contains(word), "`{word}` in {message:?}");
+    }
+}
+
+#[tokio::test]
+async fn refusals_speak_json_not_rust_types() {
+    let app = spawn_app().await;
+    let create = |extra: Value| {
+        let mut body = json!({"name": "n", "rankers": ["a", "b"]});
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        body
+    };
+    let bodies: Vec<(Value, &str, &str)> = vec![
+        (
+            json!({"policy": "rucb"}),
+            "invalid_body",
+            "expected an object",
+        ),
+        (
+            json!({"policy": {"name": "rucb", "params": {"alpha": "x"}}}),
+            "invalid_policy",
+            "a number",
+        ),
+        (
+            json!({"rankers_per_query": "3"}),
+            "invalid_body",
+            "a non-negative integer",
+        ),
+        (
+            json!({"interleaving": "team_draft"}),
+            "invalid_body",
+            "expected an object",
+        ),
+        (
+            json!({"interleaving": {"method": "probabilistic", "options": {"tau": "x"}}}),
+            "invalid_interleaving",
+            "a number",
+        ),
+    ];
+    for (extra, code, says) in bodies {
+        let (_, b) = app.post("/v1/experiments", create(extra)).await;
+        assert_eq!(error_code(&b), code, "{b}");
+        let message = b["error"]["message"].as_str().unwrap();
+        assert_no_rust_words(message);
+        assert!(message.contains(says), "{message:?} does not say {says:?}");
+    }
+    let (s, b) = app
+        .send(
+            Method::PATCH,
+            "/v1/experiments/1",
+            Some(json!({"status": 1})),
+        )
+        .await;
+    // serde_json reads a value that cannot start an enum as a syntax error.
+    assert_eq!(
+        (s, error_code(&b)),
+        (StatusCode::BAD_REQUEST, "invalid_json")
+    );
+    assert_no_rust_words(b["error"]["message"].as_str().unwrap());
+    let (s, b) = app.get("/v1/experiments/abc").await;
+    assert_eq!((s, error_code(&b)), (StatusCode::NOT_FOUND, "not_found"));
+    let message = b["error"]["message"].as_str().unwrap();
+    assert_no_rust_words(message);
+    assert!(message.contains("`abc` is not a valid"), "{message}");
+    for query in ["limit=x", "after=1.5", "limit=-"] {
+        let (s, b) = app.get(&format!("/v1/experiments?{query}")).await;
+        assert_eq!(
+            (s, error_code(&b)),
+            (StatusCode::BAD_REQUEST, "invalid_query")
+        );
+        assert_no_rust_words(b["error"]["message"].as_str().unwrap());
+    }
+    app.stop().await;
+}
+
+/// A database failure that is not an outage (here a table gone from under the server) is a 500
+/// whose body names the request id and nothing of the database's own text.
+#[tokio::test]
+async fn an_internal_error_tells_the_client_only_where_to_look() {
+    let app = spawn_app().await;
+    let id = app
+        .create_experiment(&["a", "b"], json!({"name": "uniform"}))
+        .await;
+    let pool = sqlx::PgPool::connect(&app.db_url).await.unwrap();
+    sqlx::query("ALTER TABLE history_points RENAME TO history_points_elsewhere")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let r = app
+        .client
+        .get(format!("{}/v1/experiments/{id}/history", app.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    let request_id = r.headers()["x-request-id"].to_str().unwrap().to_string();
+    let b: Value = r.json().await.unwrap();
+    assert_eq!(error_code(&b), "internal");
+    assert_eq!(
+        b["error"]["message"],
+        format!("internal error; see the server log (request id {request_id})")
+    );
+    sqlx::query("ALTER TABLE history_points_elsewhere RENAME TO history_points")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let (s, _) = app.get(&format!("/v1/experiments/{id}/history")).await;
+    assert_eq!(s, StatusCode::OK);
     app.stop().await;
 }

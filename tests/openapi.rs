@@ -577,3 +577,32 @@ fn interleaving_methods_match_the_registry() {
     let registry: Vec<&str> = joust::interleave::METHODS.iter().map(|m| m.name).collect();
     assert_eq!(listed, registry);
 }
+
+/// The error codes the spec lists are exactly those the server can send: every `code` of an
+/// error answer is an `ErrorCode` (the server has no other way to spell one), so a code missing
+/// from the spec, or listed there but gone from the server, fails here.
+#[test]
+fn the_spec_lists_exactly_the_server_error_codes() {
+    let doc = spec();
+    let listed: BTreeSet<&str> = doc
+        .pointer("/components/schemas/Error/properties/error/properties/code/enum")
+        .and_then(Value::as_array)
+        .expect("the Error schema lists its codes")
+        .iter()
+        .map(|c| c.as_str().expect("codes are strings"))
+        .collect();
+    let sent: BTreeSet<&str> = joust::engine::ErrorCode::ALL
+        .iter()
+        .map(|c| c.as_str())
+        .collect();
+    let undocumented: Vec<_> = sent.difference(&listed).collect();
+    assert!(
+        undocumented.is_empty(),
+        "codes the server sends but openapi.yaml does not list: {undocumented:?}"
+    );
+    let unknown: Vec<_> = listed.difference(&sent).collect();
+    assert!(
+        unknown.is_empty(),
+        "codes openapi.yaml lists but the server never sends: {unknown:?}"
+    );
+}

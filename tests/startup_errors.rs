@@ -1,6 +1,7 @@
 //! What a newcomer sees when `joust serve` cannot start: a wrong database address or password
-//! fails within 10 s naming the host, the port and the reason; a second joust on the same data
-//! directory names the joust already using it.
+//! fails within 10 s naming the host, the port and the reason; a host name that does not resolve
+//! fails at once; a second joust on the same data directory names the joust already using it;
+//! the message comes without a backtrace.
 
 mod common;
 
@@ -11,9 +12,15 @@ use std::time::{Duration, Instant};
 /// Runs `joust serve` with `args` until it exits (at most 30 s); returns its output and how long
 /// it ran.
 fn serve_until_exit(args: &[&str]) -> (Output, Duration) {
+    serve_until_exit_with(args, &[])
+}
+
+/// [`serve_until_exit`] with the environment variables `env` set.
+fn serve_until_exit_with(args: &[&str], env: &[(&str, &str)]) -> (Output, Duration) {
     let start = Instant::now();
     let mut command = serve_command(free_port(), args);
     command.stderr(Stdio::piped()).stdout(Stdio::piped());
+    command.envs(env.iter().copied());
     let child = command.spawn().expect("spawn joust serve");
     let pid = child.id();
     let killer = std::thread::spawn(move || {
@@ -44,6 +51,46 @@ fn a_database_that_refuses_connections_fails_within_ten_seconds_naming_it() {
     );
     assert!(err.contains("refused"), "the error gives no reason: {err}");
     assert!(!err.contains("pw@"), "the error shows the password: {err}");
+}
+
+#[test]
+fn a_host_name_that_does_not_resolve_fails_at_once_without_retrying() {
+    let (out, took) =
+        serve_until_exit(&["--database-url", "postgres://u:p@no-such-host.invalid/db"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("no-such-host.invalid:5432") && err.contains("does not resolve"),
+        "the error does not say the name does not resolve: {err}"
+    );
+    // A retried failure says how long it was tried for.
+    assert!(!err.contains("tried for"), "it was retried: {err}");
+    // Far below the seconds a refused connection is retried for, however busy the machine.
+    assert!(took < Duration::from_secs(6), "took {took:?}: {err}");
+}
+
+#[test]
+fn a_startup_error_prints_its_message_and_causes_but_no_backtrace() {
+    // A data directory inside a file: an error with a cause.
+    let (out, _) = serve_until_exit_with(
+        &["--data-dir", "/dev/null/joust"],
+        &[("RUST_BACKTRACE", "1"), ("RUST_LIB_BACKTRACE", "1")],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("Error: cannot create the data directory /dev/null/joust"),
+        "{err}"
+    );
+    assert!(err.contains("caused by: Not a directory"), "{err}");
+    for backtrace in [
+        "Stack backtrace",
+        "stack backtrace",
+        "backtrace::",
+        "at src/",
+    ] {
+        assert!(!err.contains(backtrace), "a backtrace ({backtrace}): {err}");
+    }
 }
 
 #[tokio::test]

@@ -75,7 +75,7 @@ impl PolicyParams for BeatTheMeanParams {
     fn validate(&self, k: usize) -> Result<(), String> {
         if self.horizon < (k as u64).max(2) {
             return Err(format!(
-                "`horizon` must be at least the number of arms ({k}) and at least 2, got {}",
+                "`horizon` must be at least the number of rankers ({k}) and at least 2, got {}",
                 self.horizon
             ));
         }

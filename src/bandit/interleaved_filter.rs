@@ -71,7 +71,7 @@ impl PolicyParams for InterleavedFilterParams {
         // The paper's guarantee needs T >= K.
         if self.horizon < (k as u64).max(2) {
             return Err(format!(
-                "`horizon` must be at least the number of arms ({k}) and at least 2, got {}",
+                "`horizon` must be at least the number of rankers ({k}) and at least 2, got {}",
                 self.horizon
             ));
         }

@@ -50,9 +50,30 @@ enum Command {
     LetorGen(letor_gen::LetorGenArgs),
 }
 
-/// Parses the process's arguments and runs the subcommand.
-pub fn main() -> anyhow::Result<()> {
-    match Cli::parse().command {
+/// Parses the process's arguments and runs the subcommand. An error is printed as its message
+/// and causes (never a backtrace, even with `RUST_BACKTRACE` set: the message is written for the
+/// user) and the exit status is 1.
+pub fn main() -> std::process::ExitCode {
+    match run(Cli::parse().command) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{}", report(&e));
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// `Error: message`, then one `caused by:` line per cause.
+fn report(e: &anyhow::Error) -> String {
+    let mut text = format!("Error: {e}");
+    for cause in e.chain().skip(1) {
+        text.push_str(&format!("\n  caused by: {cause}"));
+    }
+    text
+}
+
+fn run(command: Command) -> anyhow::Result<()> {
+    match command {
         Command::Serve(args) => serve::run(args),
         Command::Simulate(args) => simulate::run(args),
         Command::Prefmatrix(args) => prefmatrix::run(args),

@@ -7,7 +7,7 @@ use crate::bandit::BanditRng;
 
 use super::offload;
 use super::token::{DuelClaims, DuelRankers};
-use super::{Engine, EngineError, Status, now_ms};
+use super::{Engine, EngineError, ErrorCode, Status, now_ms};
 
 thread_local! {
     /// One fast generator per worker thread, seeded from the OS: selections need randomness, not
@@ -37,7 +37,7 @@ impl Engine {
         match snap.status {
             Status::Paused => {
                 return Err(EngineError::conflict(
-                    "experiment_paused",
+                    ErrorCode::ExperimentPaused,
                     "the experiment is paused: it issues no duels until it is resumed",
                 ));
             }
@@ -76,7 +76,7 @@ impl Engine {
                     let set = s
                         .state
                         .select_set(s.rankers_per_query, &mut *rng)
-                        .map_err(|e| EngineError::Internal(e.to_string()))?;
+                        .map_err(EngineError::internal)?;
                     DuelRankers::Set(set.into_iter().map(|a| a as u32).collect())
                 } else {
                     let pair = s.state.select(&mut *rng);

@@ -1,17 +1,21 @@
 //! Why an engine operation was refused. The HTTP layer maps each to one status and error code.
 
+use std::sync::Arc;
+
+use super::error_code::ErrorCode;
+
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     /// The request is well-formed but a value is not acceptable (422).
     #[error("{message}")]
-    Invalid { code: &'static str, message: String },
+    Invalid { code: ErrorCode, message: String },
     #[error("experiment {0} does not exist")]
     UnknownExperiment(i64),
     #[error("experiment has no ranker named `{0}`")]
     UnknownRanker(String),
     /// The request conflicts with the experiment's current state (409).
     #[error("{message}")]
-    Conflict { code: &'static str, message: String },
+    Conflict { code: ErrorCode, message: String },
     #[error("the token is not valid: it was not issued by this service or was altered")]
     InvalidToken,
     #[error("the duel's attribution window has passed; its outcome can no longer be recorded")]
@@ -23,23 +27,42 @@ pub enum EngineError {
     PairResultsConflict,
     #[error("the database is unavailable; nothing was recorded, retry later")]
     Unavailable,
+    /// A bug or an unexpected answer from the database. The text, with every cause, is for the
+    /// log; a client is only told to look there.
     #[error("internal error: {0}")]
-    Internal(String),
+    Internal(InternalError),
 }
 
 impl EngineError {
-    pub fn invalid(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn invalid(code: ErrorCode, message: impl Into<String>) -> Self {
         EngineError::Invalid {
             code,
             message: message.into(),
         }
     }
 
-    pub fn conflict(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn conflict(code: ErrorCode, message: impl Into<String>) -> Self {
         EngineError::Conflict {
             code,
             message: message.into(),
         }
+    }
+
+    /// An internal error caused by `cause` (an error, or `anyhow::anyhow!` of a description).
+    pub fn internal(cause: impl Into<anyhow::Error>) -> Self {
+        EngineError::Internal(InternalError(Arc::new(cause.into())))
+    }
+}
+
+/// The cause of an internal error with its whole chain. Shared (one failed group write answers
+/// every request in the group), so it is reference-counted.
+#[derive(Debug, Clone)]
+pub struct InternalError(Arc<anyhow::Error>);
+
+impl std::fmt::Display for InternalError {
+    /// The message and every cause, `outer: inner: ...`, for the log.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#}", self.0)
     }
 }
 
@@ -59,10 +82,7 @@ impl From<crate::store::StoreError> for EngineError {
             {
                 EngineError::Unavailable
             }
-            _ => {
-                tracing::error!(error = %e, "database error");
-                EngineError::Internal(e.to_string())
-            }
+            _ => EngineError::internal(e),
         }
     }
 }

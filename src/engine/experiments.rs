@@ -10,9 +10,10 @@ use crate::bandit::{BanditRng, BanditState, PolicySpec, TieRule};
 use crate::store::{self, experiments};
 
 use super::interleaving_config::{InterleavingConfig, InterleavingSpec};
+use super::json_words::in_json_words;
 use super::outcomes::TIE;
 use super::snapshot::{PersistedPolicy, Snapshot, Status, tie_rule_str};
-use super::{Engine, EngineError, memory_budget};
+use super::{Engine, EngineError, ErrorCode, memory_budget};
 
 pub const MAX_RANKERS: usize = 10_000;
 /// Longest experiment or ranker name, in characters (as JSON Schema's `maxLength` counts).
@@ -60,7 +61,7 @@ fn check_name(what: &str, name: &str) -> Result<(), EngineError> {
         || name.chars().any(char::is_control)
     {
         return Err(EngineError::invalid(
-            "invalid_name",
+            ErrorCode::InvalidName,
             format!(
                 "{what} must be 1 to {MAX_NAME_LEN} characters, not all blank, without control characters, got {name:?}"
             ),
@@ -75,7 +76,7 @@ fn check_ranker_name(name: &str) -> Result<(), EngineError> {
     check_name("a ranker name", name)?;
     if name == TIE {
         return Err(EngineError::invalid(
-            "reserved_name",
+            ErrorCode::ReservedName,
             format!("`{TIE}` is reserved: an outcome with winner `{TIE}` records a tie"),
         ));
     }
@@ -86,7 +87,7 @@ fn check_ranker_name(name: &str) -> Result<(), EngineError> {
 fn refuse_if_concluded(snap: &Snapshot) -> Result<(), EngineError> {
     if snap.status == Status::Concluded {
         return Err(EngineError::conflict(
-            "experiment_concluded",
+            ErrorCode::ExperimentConcluded,
             "a concluded experiment's rankers cannot change; create a new experiment",
         ));
     }
@@ -102,7 +103,7 @@ impl Engine {
         let k = req.rankers.len();
         if !(2..=MAX_RANKERS).contains(&k) {
             return Err(EngineError::invalid(
-                "invalid_rankers",
+                ErrorCode::InvalidRankers,
                 format!("an experiment needs 2 to {MAX_RANKERS} rankers, got {k}"),
             ));
         }
@@ -114,7 +115,7 @@ impl Engine {
             check_ranker_name(r)?;
             if !seen.insert(r.as_str()) {
                 return Err(EngineError::invalid(
-                    "duplicate_ranker",
+                    ErrorCode::DuplicateRanker,
                     format!("ranker `{r}` is listed twice"),
                 ));
             }
@@ -124,7 +125,7 @@ impl Engine {
             .unwrap_or(DEFAULT_ATTRIBUTION_WINDOW_SECS);
         if !(1..=MAX_ATTRIBUTION_WINDOW_SECS).contains(&window) {
             return Err(EngineError::invalid(
-                "invalid_attribution_window",
+                ErrorCode::InvalidAttributionWindow,
                 format!(
                     "attribution_window_secs must be in 1..={MAX_ATTRIBUTION_WINDOW_SECS}, got {window}"
                 ),
@@ -133,7 +134,7 @@ impl Engine {
         let rankers_per_query = req.rankers_per_query.unwrap_or(2);
         if !(2..=MAX_RANKERS_PER_QUERY).contains(&rankers_per_query) {
             return Err(EngineError::invalid(
-                "invalid_rankers_per_query",
+                ErrorCode::InvalidRankersPerQuery,
                 format!(
                     "rankers_per_query must be in 2..={MAX_RANKERS_PER_QUERY}, got {rankers_per_query}"
                 ),
@@ -146,18 +147,19 @@ impl Engine {
         interleaving.check_rankers(rankers_per_query)?;
         if let Some(seed) = req.seed.filter(|&s| s > MAX_SEED) {
             return Err(EngineError::invalid(
-                "invalid_seed",
+                ErrorCode::InvalidSeed,
                 format!("seed must be in 0..={MAX_SEED}, got {seed}"),
             ));
         }
         let seed = req.seed.unwrap_or_else(|| rand::rng().random::<u64>() >> 1);
         let tie_rule = req.tie_rule.unwrap_or_default();
         let mut rng = BanditRng::seed_from_u64(seed);
-        let state = BanditState::new(&policy, k, tie_rule, &mut rng)
-            .map_err(|e| EngineError::invalid("invalid_policy", e.to_string()))?;
+        let state = BanditState::new(&policy, k, tie_rule, &mut rng).map_err(|e| {
+            EngineError::invalid(ErrorCode::InvalidPolicy, in_json_words(&e.to_string()))
+        })?;
         if rankers_per_query > state.max_rankers_per_query() {
             return Err(EngineError::invalid(
-                "invalid_rankers_per_query",
+                ErrorCode::InvalidRankersPerQuery,
                 format!(
                     "policy `{}` compares at most {} rankers per query, and rankers_per_query is \
                      {rankers_per_query}; multi-ranker policies: mdb, ucb_candidates, \
@@ -199,7 +201,7 @@ impl Engine {
             .ok_or(EngineError::UnknownExperiment(id))?;
         if current.status == "concluded" && status != Status::Concluded {
             return Err(EngineError::conflict(
-                "experiment_concluded",
+                ErrorCode::ExperimentConcluded,
                 "a concluded experiment cannot be resumed; create a new experiment",
             ));
         }
@@ -234,12 +236,12 @@ impl Engine {
             refuse_if_concluded(snap)?;
             if snap.by_name.contains_key(name) {
                 return Err(EngineError::conflict(
-                    "duplicate_ranker",
+                    ErrorCode::DuplicateRanker,
                     format!("ranker `{name}` already exists in this experiment (names of retired rankers are not reused)"),
                 ));
             }
             if snap.names.len() >= MAX_RANKERS {
-                return Err(EngineError::conflict("too_many_rankers", format!("an experiment holds at most {MAX_RANKERS} rankers")));
+                return Err(EngineError::conflict(ErrorCode::TooManyRankers, format!("an experiment holds at most {MAX_RANKERS} rankers")));
             }
             memory_budget::check(&snap.policy, snap.names.len() + 1, budget)?;
             let idx = snap.state.add_arm();
@@ -259,10 +261,16 @@ impl Engine {
             let arm = snap.arm(name)?;
             snap.state.retire_arm(arm).map_err(|e| match e {
                 crate::bandit::StateError::RetiredArm(_) => EngineError::conflict(
-                    "ranker_retired",
+                    ErrorCode::RankerRetired,
                     format!("ranker `{name}` is already retired"),
                 ),
-                other => EngineError::conflict("too_few_rankers", other.to_string()),
+                // The bandit counts arms; the API calls them rankers.
+                crate::bandit::StateError::TooFewArms(least) => EngineError::conflict(
+                    ErrorCode::TooFewRankers,
+                    format!("an experiment needs at least {least} active rankers"),
+                ),
+                // The ranker was found by name, so it exists: anything else is a bug.
+                other => EngineError::internal(other),
             })?;
             Ok(None)
         })

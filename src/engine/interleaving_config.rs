@@ -22,7 +22,8 @@ use serde_json::{Map, Value};
 
 use crate::interleave::{MAX_OPTIMIZED_LEN, Method, method_info, method_names};
 
-use super::EngineError;
+use super::json_words::in_json_words;
+use super::{EngineError, ErrorCode};
 
 /// Documents shown when the experiment does not say.
 pub const DEFAULT_MAX_LENGTH: usize = 10;
@@ -66,7 +67,7 @@ fn or_list(names: &[&str]) -> String {
 }
 
 fn invalid(message: String) -> EngineError {
-    EngineError::invalid("invalid_interleaving", message)
+    EngineError::invalid(ErrorCode::InvalidInterleaving, message)
 }
 
 impl InterleavingConfig {
@@ -134,8 +135,12 @@ impl InterleavingConfig {
         }
         let mut tagged = spec.options.clone();
         tagged.insert("method".into(), Value::String(name.into()));
-        let method: Method = serde_json::from_value(Value::Object(tagged))
-            .map_err(|e| invalid(format!("bad {name} options: {e}")))?;
+        let method: Method = serde_json::from_value(Value::Object(tagged)).map_err(|e| {
+            invalid(format!(
+                "bad {name} options: {}",
+                in_json_words(&e.to_string())
+            ))
+        })?;
         method.validate().map_err(|e| invalid(e.to_string()))?;
         let max_length = spec.max_length.unwrap_or(DEFAULT_MAX_LENGTH);
         let limit = match method {
@@ -171,8 +176,9 @@ impl InterleavingConfig {
 
     /// Reads the stored form back.
     pub fn from_json(value: &Value) -> Result<Self, EngineError> {
-        let spec: InterleavingSpec = serde_json::from_value(value.clone())
-            .map_err(|e| EngineError::Internal(format!("stored interleaving settings: {e}")))?;
+        let spec: InterleavingSpec = serde_json::from_value(value.clone()).map_err(|e| {
+            EngineError::internal(anyhow::Error::new(e).context("stored interleaving settings"))
+        })?;
         Self::from_spec(&spec)
     }
 }

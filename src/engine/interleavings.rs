@@ -16,7 +16,7 @@ use std::sync::Arc;
 use super::outcomes::{Answer, OutcomeRecord, count_rejection, pending, pending_set};
 use super::set_result::SetResult;
 use super::token::{DuelClaims, DuelRankers, InterleavingClaims};
-use super::{Engine, EngineError, Snapshot};
+use super::{Engine, EngineError, ErrorCode, Snapshot};
 use crate::bandit::BanditRng;
 use crate::interleave::{Interleaving, Outcome, Team, interleave};
 
@@ -94,7 +94,7 @@ const OUTCOME_STREAM: u64 = 0x9e37_79b9_7f4a_7c15;
 fn check_list(ranker: &str, list: &[String]) -> Result<(), EngineError> {
     if list.len() > MAX_LIST_LEN {
         return Err(EngineError::invalid(
-            "invalid_list",
+            ErrorCode::InvalidList,
             format!(
                 "the list of `{ranker}` has {} documents; at most {MAX_LIST_LEN} are accepted",
                 list.len()
@@ -106,7 +106,7 @@ fn check_list(ranker: &str, list: &[String]) -> Result<(), EngineError> {
         .find(|d| d.is_empty() || d.len() > MAX_DOC_ID_LEN)
     {
         return Err(EngineError::invalid(
-            "invalid_list",
+            ErrorCode::InvalidList,
             format!(
                 "document ids must be 1 to {MAX_DOC_ID_LEN} bytes; `{ranker}` lists one of {} bytes",
                 bad.len()
@@ -140,7 +140,7 @@ impl Engine {
             let mut got: Vec<&str> = input.lists.keys().map(String::as_str).collect();
             got.sort_unstable();
             return Err(EngineError::invalid(
-                "lists_mismatch",
+                ErrorCode::ListsMismatch,
                 format!(
                     "`lists` must hold exactly this duel's rankers ({}), got [{}]",
                     distinct.join(", "),
@@ -164,7 +164,7 @@ impl Engine {
             config.max_length,
             &mut duel_rng(&duel, INTERLEAVE_STREAM),
         )
-        .map_err(|e| EngineError::invalid("invalid_list", e.to_string()))?;
+        .map_err(|e| EngineError::invalid(ErrorCode::InvalidList, e.to_string()))?;
         let documents = shown_documents(&interleaving, &names);
         let claims = InterleavingClaims { duel, interleaving };
         metrics::counter!("joust_interleavings_total").increment(1);
@@ -252,7 +252,7 @@ impl Engine {
                     .map(|d| {
                         shown.iter().position(|s| s == d).ok_or_else(|| {
                             EngineError::invalid(
-                                "click_not_shown",
+                                ErrorCode::ClickNotShown,
                                 format!("document `{d}` was not shown in this interleaving"),
                             )
                         })
@@ -264,12 +264,12 @@ impl Engine {
                 claims
                     .interleaving
                     .check_clicks(positions)
-                    .map_err(|e| EngineError::invalid("click_not_shown", e))?;
+                    .map_err(|e| EngineError::invalid(ErrorCode::ClickNotShown, e))?;
                 positions.clone()
             }
             _ => {
                 return Err(EngineError::invalid(
-                    "invalid_clicks",
+                    ErrorCode::InvalidClicks,
                     "give exactly one of `clicks` (document ids) and `click_positions` \
                      (0-based positions in the shown list); an empty list means no clicks",
                 ));
@@ -282,7 +282,7 @@ impl Engine {
 fn check_click_count(n: usize) -> Result<(), EngineError> {
     if n > MAX_CLICKS {
         return Err(EngineError::invalid(
-            "invalid_clicks",
+            ErrorCode::InvalidClicks,
             format!("at most {MAX_CLICKS} clicks are accepted, got {n}"),
         ));
     }

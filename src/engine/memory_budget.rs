@@ -106,7 +106,7 @@ pub fn check(spec: &PolicySpec, k: usize, budget: u64) -> Result<(), EngineError
     }
     let mb = |b: u64| b.div_ceil(1024 * 1024);
     Err(EngineError::invalid(
-        "memory_budget_exceeded",
+        super::ErrorCode::MemoryBudgetExceeded,
         format!(
             "policy `{}` with {k} rankers needs about {} MiB of memory (it grows as {}), over the \
              per-experiment limit of {} MiB (--max-experiment-memory-mb); use fewer rankers or a \

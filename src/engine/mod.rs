@@ -7,10 +7,12 @@ pub mod db_health;
 pub mod derived;
 pub mod duels;
 pub mod error;
+pub mod error_code;
 pub mod experiments;
 pub mod history;
 pub mod interleaving_config;
 pub mod interleavings;
+pub mod json_words;
 pub mod memory_budget;
 pub mod non_null;
 pub mod offload;
@@ -23,7 +25,8 @@ pub mod token;
 pub mod writer;
 
 pub use cache::Cache;
-pub use error::EngineError;
+pub use error::{EngineError, InternalError};
+pub use error_code::ErrorCode;
 pub use snapshot::{Snapshot, Status};
 
 use rand::Rng;

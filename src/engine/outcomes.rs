@@ -9,7 +9,7 @@ use tokio::sync::oneshot;
 use super::set_result::{PairOutcome, SetResult};
 use super::token::{DuelClaims, DuelRankers};
 use super::writer::{PendingOutcome, WriteRequest, Written};
-use super::{Engine, EngineError, Snapshot, now_ms};
+use super::{Engine, EngineError, ErrorCode, Snapshot, now_ms};
 use crate::bandit::Arm;
 use std::sync::Arc;
 
@@ -101,7 +101,7 @@ impl Engine {
             (None, None, Some(ordering)) => ordering_scores(&claims, &snap, ordering)?,
             _ => {
                 return Err(EngineError::invalid(
-                    "invalid_outcome",
+                    ErrorCode::InvalidOutcome,
                     "give exactly one of `winner` (a ranker of the duel or \"tie\"), `credits` \
                      (every ranker of the duel with a number) and `ordering` (every ranker of the \
                      duel once, best first; a list of names is a tied group)",
@@ -136,7 +136,7 @@ impl Engine {
     ) -> Result<(PendingOutcome, Answer), EngineError> {
         let DuelRankers::Pair { first, second } = claims.rankers else {
             return Err(EngineError::invalid(
-                "invalid_outcome",
+                ErrorCode::InvalidOutcome,
                 "this duel compares several rankers at once: post `credits` (every ranker with a \
                  number) or `ordering` (every ranker, best first) instead of `winner`",
             ));
@@ -148,7 +148,7 @@ impl Engine {
             let arm = snap.arm(winner)?;
             if arm != first && arm != second {
                 return Err(EngineError::invalid(
-                    "winner_not_in_duel",
+                    ErrorCode::WinnerNotInDuel,
                     format!(
                         "`{}` is not a ranker of this duel ({} vs {})",
                         winner, snap.names[first], snap.names[second]
@@ -178,10 +178,10 @@ impl Engine {
         self.writer
             .send(WriteRequest { items, reply })
             .await
-            .map_err(|_| EngineError::Internal("outcome writer stopped".into()))?;
+            .map_err(|_| EngineError::internal(anyhow::anyhow!("the outcome writer stopped")))?;
         answer
             .await
-            .map_err(|_| EngineError::Internal("outcome writer stopped".into()))?
+            .map_err(|_| EngineError::internal(anyhow::anyhow!("the outcome writer stopped")))?
     }
 
     pub(super) fn finish(
@@ -348,7 +348,7 @@ fn not_the_duels_rankers(what: &str, names: &[&str]) -> EngineError {
     let mut distinct: Vec<&str> = names.to_vec();
     distinct.dedup();
     EngineError::invalid(
-        "rankers_mismatch",
+        ErrorCode::RankersMismatch,
         format!(
             "{what} must name exactly this duel's rankers, each once: {}",
             distinct.join(", ")
@@ -369,7 +369,7 @@ fn credit_scores(
     }
     if let Some((name, c)) = credits.iter().find(|(_, c)| !c.is_finite()) {
         return Err(EngineError::invalid(
-            "invalid_credits",
+            ErrorCode::InvalidCredits,
             format!("the credit of `{name}` must be a finite number, got {c}"),
         ));
     }

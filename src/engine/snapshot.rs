@@ -99,8 +99,9 @@ pub struct Snapshot {
 
 impl Snapshot {
     pub fn from_stored(s: StoredExperiment) -> Result<Snapshot, EngineError> {
-        let bad =
-            |what: String| EngineError::Internal(format!("experiment {}: {what}", s.experiment.id));
+        let bad = |what: String| {
+            EngineError::internal(anyhow::anyhow!("experiment {}: {what}", s.experiment.id))
+        };
         let e = &s.experiment;
         let status =
             Status::parse(&e.status).ok_or_else(|| bad(format!("unknown status {}", e.status)))?;

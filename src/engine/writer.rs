@@ -172,7 +172,8 @@ async fn write_and_answer(
             Ok(it) => Ok(it.by_ref().take(req.items.len()).collect()),
             Err(e) => Err(match e {
                 EngineError::Unavailable => EngineError::Unavailable,
-                other => EngineError::Internal(other.to_string()),
+                EngineError::Internal(cause) => EngineError::Internal(cause.clone()),
+                other => EngineError::internal(anyhow::anyhow!("writing outcomes: {other}")),
             }),
         };
         let _ = req.reply.send(answer);
@@ -402,7 +403,7 @@ fn apply<'a>(
             ties += tied;
             state
                 .record_set(&set.rankers, &set.to_outcome(), rng)
-                .map_err(|e| EngineError::Internal(e.to_string()))?;
+                .map_err(EngineError::internal)?;
             continue;
         }
         // The token kept the duel in the order it was selected, so the policy learns the sides.
@@ -418,7 +419,7 @@ fn apply<'a>(
         }
         state
             .record(Pair::new(o.first, o.second), outcome, rng)
-            .map_err(|e| EngineError::Internal(e.to_string()))?;
+            .map_err(EngineError::internal)?;
     }
     Ok((applied, ties))
 }

@@ -24,7 +24,7 @@ pub async fn log(req: Request, next: Next) -> Response {
     let method = req.method().clone();
     let route = req.extensions().get::<MatchedPath>().cloned();
     let request_id = req.headers().get("x-request-id").cloned();
-    let response = next.run(req).await;
+    let response = super::request_id::within(request_id.clone(), next.run(req)).await;
     let status = response.status();
     let level = level_of(status);
     let enabled = match level {

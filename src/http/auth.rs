@@ -5,13 +5,15 @@
 //! loopback address.
 
 use axum::extract::FromRequestParts;
+use axum::http::HeaderMap;
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, StatusCode};
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::AppState;
 use super::error::ApiError;
+use crate::engine::Engine;
+use crate::engine::ErrorCode;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Scope {
@@ -83,17 +85,12 @@ impl ApiKeys {
             .map(str::trim);
         let Some(key) = presented else {
             return Err(ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
+                ErrorCode::Unauthorized,
                 "an API key is required: send `Authorization: Bearer KEY`",
             ));
         };
         match self.keys.get(key) {
-            None => Err(ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
-                "unknown API key",
-            )),
+            None => Err(ApiError::new(ErrorCode::Unauthorized, "unknown API key")),
             Some(s) => Ok(Some(*s)),
         }
     }
@@ -103,8 +100,7 @@ impl ApiKeys {
             None | Some(Scope::Admin) => Ok(()),
             Some(s) if s == needed => Ok(()),
             Some(s) => Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "forbidden",
+                ErrorCode::Forbidden,
                 format!(
                     "this key has scope `{}`; this request needs `{}`",
                     s.name(),
@@ -126,10 +122,12 @@ pub async fn describe(
     Ok(axum::Json(serde_json::json!({ "scope": scope })).into_response())
 }
 
-macro_rules! scope_guard {
+/// Declares an extractor that checks the request's key for a scope and hands the handler the
+/// engine: every API handler starts with one, so authorisation cannot be forgotten.
+macro_rules! scoped_access {
     ($name:ident, $scope:expr, $doc:literal) => {
         #[doc = $doc]
-        pub struct $name;
+        pub struct $name(pub Arc<Engine>);
 
         impl FromRequestParts<Arc<AppState>> for $name {
             type Rejection = ApiError;
@@ -138,19 +136,28 @@ macro_rules! scope_guard {
                 parts: &mut Parts,
                 state: &Arc<AppState>,
             ) -> Result<Self, ApiError> {
-                state.keys.check(parts, $scope).map(|_| $name)
+                state.keys.check(parts, $scope)?;
+                Ok($name(state.engine.clone()))
             }
         }
     };
 }
 
-scope_guard!(
-    AdminKey,
+scoped_access!(
+    AdminAccess,
     Scope::Admin,
-    "Requires an admin key (when keys are configured)."
+    "The engine, for a request with an admin key (any request when keys are not configured)."
 );
-scope_guard!(IngestKey, Scope::Ingest, "Requires an ingest or admin key.");
-scope_guard!(ReadKey, Scope::Read, "Requires a read or admin key.");
+scoped_access!(
+    IngestAccess,
+    Scope::Ingest,
+    "The engine, for a request with an ingest or admin key."
+);
+scoped_access!(
+    ReadAccess,
+    Scope::Read,
+    "The engine, for a request with a read or admin key."
+);
 
 #[cfg(test)]
 mod tests {

@@ -1,21 +1,16 @@
 //! `POST /v1/experiments/{id}/duels`: the next pair to compare, from memory.
 
-use axum::extract::State;
-use axum::response::{IntoResponse, Response};
 use serde_json::json;
-use std::sync::Arc;
 
-use super::AppState;
-use super::auth::IngestKey;
+use super::auth::IngestAccess;
 use super::error::ApiError;
 use super::json::Path;
 
 pub async fn create(
-    _: IngestKey,
-    State(app): State<Arc<AppState>>,
+    IngestAccess(engine): IngestAccess,
     Path(id): Path<i64>,
-) -> Result<Response, ApiError> {
-    let duel = app.engine.issue_duel(id).await?;
+) -> Result<impl axum::response::IntoResponse, ApiError> {
+    let duel = engine.issue_duel(id).await?;
     let expires_at = duel
         .expires_at_ms
         .and_then(chrono::DateTime::from_timestamp_millis);
@@ -26,6 +21,5 @@ pub async fn create(
         "rankers": duel.rankers,
         "expires_at": expires_at,
         "concluded": duel.concluded,
-    }))
-    .into_response())
+    })))
 }

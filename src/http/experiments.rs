@@ -1,6 +1,5 @@
 //! `/v1/experiments`: create, list, read, change status, delete, add and retire rankers.
 
-use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
@@ -8,10 +7,9 @@ use serde_json::json;
 use std::sync::Arc;
 
 use crate::engine::experiments::CreateExperiment;
-use crate::engine::{Snapshot, Status, offload};
+use crate::engine::{ErrorCode, Snapshot, Status, offload};
 
-use super::AppState;
-use super::auth::{AdminKey, ReadKey};
+use super::auth::{AdminAccess, ReadAccess};
 use super::detail_body::DetailBody;
 use super::error::ApiError;
 use super::etag::ETag;
@@ -42,11 +40,10 @@ async fn detail_json(snap: Arc<Snapshot>, duels_issued: i64) -> Response {
 }
 
 pub async fn create(
-    _: AdminKey,
-    State(app): State<Arc<AppState>>,
+    AdminAccess(engine): AdminAccess,
     Json(req): Json<CreateExperiment>,
 ) -> Result<Response, ApiError> {
-    let snap = app.engine.create_experiment(req).await?;
+    let snap = engine.create_experiment(req).await?;
     Ok((StatusCode::CREATED, detail_json(snap, 0).await).into_response())
 }
 
@@ -62,20 +59,19 @@ pub struct ListQuery {
 pub const MAX_PAGE: i64 = 200;
 
 pub async fn list(
-    _: ReadKey,
-    State(app): State<Arc<AppState>>,
+    ReadAccess(engine): ReadAccess,
     Query(q): Query<ListQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let limit = q.limit.unwrap_or(50);
     if !(1..=MAX_PAGE).contains(&limit) {
-        return Err(ApiError::bad_request(
-            "invalid_query",
+        return Err(ApiError::new(
+            ErrorCode::InvalidQuery,
             format!("limit must be in 1..={MAX_PAGE}"),
         ));
     }
     // One more than asked tells whether another page follows.
-    let mut page = app.engine.list(q.after.unwrap_or(0), limit + 1).await?;
+    let mut page = engine.list(q.after.unwrap_or(0), limit + 1).await?;
     let more = page.len() as i64 > limit;
     page.truncate(limit as usize);
     let next_after = if more {
@@ -96,13 +92,12 @@ pub async fn list(
 }
 
 pub async fn get(
-    _: ReadKey,
-    State(app): State<Arc<AppState>>,
+    ReadAccess(engine): ReadAccess,
     Path(id): Path<i64>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let snap = app.engine.snapshot(id).await?;
-    let issued = app.engine.duels_issued(id).await?;
+    let snap = engine.snapshot(id).await?;
+    let issued = engine.duels_issued(id).await?;
     // Duels issued change without a new version (they are counted in memory), so they are part
     // of the tag.
     let tag = ETag::of(format_args!("e{id}-v{}-d{issued}", snap.version));
@@ -113,12 +108,11 @@ pub async fn get(
 }
 
 pub async fn matrix(
-    _: ReadKey,
-    State(app): State<Arc<AppState>>,
+    ReadAccess(engine): ReadAccess,
     Path(id): Path<i64>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let snap = app.engine.snapshot(id).await?;
+    let snap = engine.snapshot(id).await?;
     let tag = ETag::of(format_args!("m{id}-v{}", snap.version));
     if tag.matches(&headers) {
         return Ok(tag.tagged(StatusCode::NOT_MODIFIED.into_response()));
@@ -128,8 +122,7 @@ pub async fn matrix(
         .await
         .ok_or_else(|| {
             ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "matrix_too_large",
+                ErrorCode::MatrixTooLarge,
                 format!(
                     "the matrix endpoint returns experiments of at most {} active rankers",
                     views::MAX_MATRIX_RANKERS
@@ -146,22 +139,20 @@ pub struct PatchExperiment {
 }
 
 pub async fn patch(
-    _: AdminKey,
-    State(app): State<Arc<AppState>>,
+    AdminAccess(engine): AdminAccess,
     Path(id): Path<i64>,
     Json(req): Json<PatchExperiment>,
 ) -> Result<Response, ApiError> {
-    let snap = app.engine.set_status(id, req.status).await?;
-    let issued = app.engine.duels_issued(id).await?;
+    let snap = engine.set_status(id, req.status).await?;
+    let issued = engine.duels_issued(id).await?;
     Ok(detail_json(snap, issued).await.into_response())
 }
 
 pub async fn delete(
-    _: AdminKey,
-    State(app): State<Arc<AppState>>,
+    AdminAccess(engine): AdminAccess,
     Path(id): Path<i64>,
 ) -> Result<Response, ApiError> {
-    app.engine.delete_experiment(id).await?;
+    engine.delete_experiment(id).await?;
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
@@ -172,26 +163,24 @@ pub struct AddRanker {
 }
 
 pub async fn add_ranker(
-    _: AdminKey,
-    State(app): State<Arc<AppState>>,
+    AdminAccess(engine): AdminAccess,
     Path(id): Path<i64>,
     Json(req): Json<AddRanker>,
 ) -> Result<Response, ApiError> {
-    let snap = app.engine.add_ranker(id, &req.name).await?;
-    let index = snap.by_name[&req.name];
-    Ok((
-        StatusCode::CREATED,
-        axum::Json(json!({ "name": req.name, "index": index, "active": true })),
-    )
-        .into_response())
+    let snap = engine.add_ranker(id, &req.name).await?;
+    Ok((StatusCode::CREATED, ranker_json(&snap, req.name, true)).into_response())
 }
 
 pub async fn retire_ranker(
-    _: AdminKey,
-    State(app): State<Arc<AppState>>,
+    AdminAccess(engine): AdminAccess,
     Path((id, name)): Path<(i64, String)>,
 ) -> Result<Response, ApiError> {
-    let snap = app.engine.retire_ranker(id, &name).await?;
+    let snap = engine.retire_ranker(id, &name).await?;
+    Ok(ranker_json(&snap, name, false).into_response())
+}
+
+/// A ranker as the rankers endpoints answer it.
+fn ranker_json(snap: &Snapshot, name: String, active: bool) -> axum::Json<serde_json::Value> {
     let index = snap.by_name[&name];
-    Ok(axum::Json(json!({ "name": name, "index": index, "active": false })).into_response())
+    axum::Json(json!({ "name": name, "index": index, "active": active }))
 }

@@ -2,13 +2,13 @@
 //! `/metrics` (Prometheus text format).
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 use std::sync::Arc;
 
 use super::AppState;
 use super::error::ApiError;
+use crate::engine::ErrorCode;
 
 pub async fn healthz() -> Response {
     axum::Json(json!({ "status": "ok" })).into_response()
@@ -17,11 +17,7 @@ pub async fn healthz() -> Response {
 pub async fn readyz(State(app): State<Arc<AppState>>) -> Result<Response, ApiError> {
     match app.engine.ready().await {
         Ok(()) => Ok(axum::Json(json!({ "status": "ready" })).into_response()),
-        Err(why) => Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "not_ready",
-            why,
-        )),
+        Err(why) => Err(ApiError::new(ErrorCode::NotReady, why)),
     }
 }
 

@@ -2,6 +2,7 @@
 //! plain-text rejections.
 
 use axum::body::Bytes;
+use axum::extract::path::ErrorKind;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
@@ -10,6 +11,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::error::ApiError;
+use crate::engine::ErrorCode;
+use crate::engine::json_words::in_json_words;
 
 /// A JSON body. Malformed JSON is 400 `invalid_json`; JSON of the wrong shape is 422
 /// `invalid_body`; a missing or non-JSON content type is 415; an oversized body 413.
@@ -99,70 +102,86 @@ fn integral_floats_to_integers(value: &mut Value) -> bool {
 
 fn unsupported_media_type() -> ApiError {
     ApiError::new(
-        StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        "unsupported_media_type",
+        ErrorCode::UnsupportedMediaType,
         "expected a JSON body with `Content-Type: application/json`",
     )
 }
 
 fn body_rejection(status: StatusCode, text: String) -> ApiError {
     if status == StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "body_too_large",
-            "the request body is too large",
-        )
+        ApiError::new(ErrorCode::BodyTooLarge, "the request body is too large")
     } else {
-        ApiError::bad_request("invalid_body", text)
+        ApiError::with_status(StatusCode::BAD_REQUEST, ErrorCode::InvalidBody, text)
     }
 }
 
 fn json_rejection(r: JsonRejection) -> ApiError {
-    let text = r.body_text();
+    let text = in_json_words(&r.body_text());
     match r {
-        JsonRejection::JsonDataError(_) => {
-            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_body", text)
-        }
-        JsonRejection::JsonSyntaxError(_) => ApiError::bad_request("invalid_json", text),
+        JsonRejection::JsonDataError(_) => ApiError::with_status(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            ErrorCode::InvalidBody,
+            text,
+        ),
+        JsonRejection::JsonSyntaxError(_) => ApiError::new(ErrorCode::InvalidJson, text),
         JsonRejection::MissingJsonContentType(_) => unsupported_media_type(),
         _ => body_rejection(r.status(), text),
     }
 }
 
-/// A path parameter; a malformed one (e.g. a non-numeric id) is a 404, as no such resource exists.
-pub struct Path<T>(pub T);
+/// Declares an extractor of request parts that wraps axum's own and answers its rejections with
+/// the one JSON error shape.
+macro_rules! parts_extractor {
+    ($(#[doc = $doc:literal])* $name:ident, $axum:ident, $rejection:ident) => {
+        $(#[doc = $doc])*
+        pub struct $name<T>(pub T);
 
-impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for Path<T> {
-    type Rejection = ApiError;
+        impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for $name<T> {
+            type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        match axum::extract::Path::<T>::from_request_parts(parts, state).await {
-            Ok(axum::extract::Path(v)) => Ok(Path(v)),
-            Err(r) => Err(path_rejection(r)),
+            async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+                axum::extract::$axum::<T>::from_request_parts(parts, state)
+                    .await
+                    .map(|axum::extract::$axum(v)| $name(v))
+                    .map_err($rejection)
+            }
         }
-    }
+    };
 }
+
+parts_extractor!(
+    /// A path parameter; a malformed one (e.g. a non-numeric id) is a 404, as no such resource
+    /// exists.
+    Path,
+    Path,
+    path_rejection
+);
+
+parts_extractor!(
+    /// Query parameters; bad ones are 400 `invalid_query`.
+    Query,
+    Query,
+    query_rejection
+);
 
 fn path_rejection(r: PathRejection) -> ApiError {
-    ApiError::not_found(format!("no such resource: {}", r.body_text()))
-}
-
-/// Query parameters; bad ones are 400 `invalid_query`.
-pub struct Query<T>(pub T);
-
-impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for Query<T> {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        match axum::extract::Query::<T>::from_request_parts(parts, state).await {
-            Ok(axum::extract::Query(v)) => Ok(Query(v)),
-            Err(r) => Err(query_rejection(r)),
-        }
-    }
+    let detail = match &r {
+        PathRejection::FailedToDeserializePathParams(e) => match e.kind() {
+            ErrorKind::ParseErrorAtKey { key, value, .. } => {
+                format!(": `{value}` is not a valid `{key}`")
+            }
+            ErrorKind::ParseErrorAtIndex { value, .. } | ErrorKind::ParseError { value, .. } => {
+                format!(": `{value}` is not a valid path segment")
+            }
+            _ => String::new(),
+        },
+        _ => String::new(),
+    };
+    ApiError::not_found(format!("no such resource{detail}"))
 }
 
 fn query_rejection(r: QueryRejection) -> ApiError {
-    ApiError::bad_request("invalid_query", r.body_text())
+    ApiError::new(ErrorCode::InvalidQuery, in_json_words(&r.body_text()))
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
-use crate::engine::Engine;
+use crate::engine::{Engine, ErrorCode};
 use auth::ApiKeys;
 use error::ApiError;
 
@@ -77,8 +77,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .fallback(|| async { ApiError::not_found("no such endpoint") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(
-                axum::http::StatusCode::METHOD_NOT_ALLOWED,
-                "method_not_allowed",
+                ErrorCode::MethodNotAllowed,
                 "this endpoint does not accept that method",
             )
         })
@@ -88,12 +87,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(CatchPanicLayer::custom(|_| {
             use axum::response::IntoResponse;
-            ApiError::new(
-                axum::http::StatusCode::INTERNAL_SERVER_ERROR,
-                "internal",
-                "internal error",
-            )
-            .into_response()
+            ApiError::internal().into_response()
         }))
         // Outside the panic catcher, so that a request answered 500 after a panic is logged too.
         .layer(axum::middleware::from_fn(access_log::log))

@@ -1,25 +1,21 @@
 //! `POST /v1/outcomes` and `POST /v1/outcomes/batch`: answers come after the outcomes are durable.
 
-use axum::extract::State;
-use axum::response::{IntoResponse, Response};
+use axum::response::IntoResponse;
 use serde::Deserialize;
 use serde_json::json;
-use std::sync::Arc;
 
+use crate::engine::ErrorCode;
 use crate::engine::outcomes::{MAX_BATCH, OutcomeInput};
 
-use super::AppState;
-use super::auth::IngestKey;
+use super::auth::IngestAccess;
 use super::error::{ApiError, error_body};
 use super::json::Json;
 
 pub async fn create(
-    _: IngestKey,
-    State(app): State<Arc<AppState>>,
+    IngestAccess(engine): IngestAccess,
     Json(input): Json<OutcomeInput>,
-) -> Result<Response, ApiError> {
-    let record = app.engine.record_outcome(input).await?;
-    Ok(axum::Json(record).into_response())
+) -> Result<impl IntoResponse, ApiError> {
+    Ok(axum::Json(engine.record_outcome(input).await?))
 }
 
 #[derive(Deserialize)]
@@ -29,21 +25,19 @@ pub struct Batch {
 }
 
 pub async fn batch(
-    _: IngestKey,
-    State(app): State<Arc<AppState>>,
+    IngestAccess(engine): IngestAccess,
     Json(batch): Json<Batch>,
-) -> Result<Response, ApiError> {
+) -> Result<impl IntoResponse, ApiError> {
     if batch.outcomes.is_empty() || batch.outcomes.len() > MAX_BATCH {
         return Err(ApiError::new(
-            axum::http::StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_batch",
+            ErrorCode::InvalidBatch,
             format!(
                 "a batch holds 1 to {MAX_BATCH} outcomes, got {}",
                 batch.outcomes.len()
             ),
         ));
     }
-    let results = app.engine.record_outcomes(batch.outcomes).await?;
+    let results = engine.record_outcomes(batch.outcomes).await?;
     let mut recorded = 0;
     let mut duplicates = 0;
     let mut rejected = 0;
@@ -72,6 +66,5 @@ pub async fn batch(
         "duplicates": duplicates,
         "rejected": rejected,
         "results": items,
-    }))
-    .into_response())
+    })))
 }
