@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's table of what delayed, batched feedback (--delay 1000 --batch 1000) costs `auto`
+# The table (docs/results.md) of what delayed, batched feedback (--delay 1000 --batch 1000) costs `auto`
 # and two baselines at 10^6 steps on every kind of matrix, next to the regret every policy that
 # treats the arms alike must pay before its first outcome arrives (delayed_table.py explains).
 # Immediate-feedback figures come from run.sh's 10^6 table (steps-1000000, the same seeds).

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the README's table of delayed feedback against immediate feedback at 10^6 steps.
+"""Prints the table (docs/results.md) of delayed feedback against immediate feedback at 10^6 steps.
 
 Arguments: the directory of run.sh's immediate-feedback summaries (same steps, runs and seed) and
 the one delayed.sh wrote. Per matrix and policy: regret with immediate and with delayed feedback,

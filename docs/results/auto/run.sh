@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The README's comparison of `auto` (version 2, and version 1 for reference) with the baselines:
-# regret at every power of ten up to STEPS on every kind of matrix, and auto with delayed,
+# docs/results.md's comparison of `auto` (version 2, and version 1 for reference) with the
+# baselines: regret at every power of ten up to STEPS on every kind of matrix, and auto with delayed,
 # batched feedback. Writes a directory of summary.json, curves.csv and plots per matrix and
-# prints the README's table (table.py).
+# prints the table of docs/results.md (table.py).
 #
 # Usage: docs/results/auto/run.sh [STEPS RUNS [OUT]] (default 100000 20 and this directory).
 # MATRICES="cycle arxiv6" runs only those (names as in the list below); THREADS sets --threads
@@ -47,7 +47,7 @@ for matrix in ${MATRICES:-$all}; do
   $joust simulate --matrix "$matrix" "${policies[@]}" "${dts[@]}" --steps "$steps" --runs "$runs" \
     --seed 1 --threads "$threads" --out "$out/$name"
 done
-for matrix in cycle ../shared/data/mslr-navigational.txt; do
+for matrix in cycle data/mslr-navigational.txt; do
   name=$(basename "$matrix" .txt | tr ':' '-')
   [[ -n ${MATRICES:-} && " $MATRICES " != *" $matrix "* ]] && continue
   $joust simulate --matrix "$matrix" --policy auto --steps "$steps" --runs "$runs" --seed 1 \

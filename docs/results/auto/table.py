@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Prints the README's table of auto against the baselines from the summaries run.sh wrote:
-regret (mean +- s.e.) at every power of ten from 10^4 to the last step, accuracy at the last step,
+"""Prints docs/results.md's table of auto against the baselines from the summaries run.sh
+wrote: regret (mean +- s.e.) at every power of ten from 10^4 to the last step, accuracy at the last step,
 per matrix."""
 import json
 import sys

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Reproduces the multileaving results of the README (section "Many rankers per query"): li-2020
+# Reproduces the multileaving results of docs/results.md (section "Many rankers per query"): li-2020
 # section 6.6 in spirit, then multi-dueling policies at 4, 8 and 16 rankers per query against
 # pairwise ones. Writes one directory of summary.json, curves.csv and plots per configuration
-# here, then prints the README's tables (table.py). Usage: docs/results/multileave/run.sh
+# here, then prints its tables (table.py). Usage: docs/results/multileave/run.sh
 # [STEPS RUNS] (for the comparisons at 4, 8 and 16 rankers; default 100000 20); about 5 minutes
 # on 2 cores.
 set -euo pipefail

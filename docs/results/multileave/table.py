@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the README's multileaving tables from the summaries run.sh wrote: per policy, regret at
+"""Prints the multileaving tables of docs/results.md from the summaries run.sh wrote: per policy, regret at
 the last step (mean +- s.e.), the first checkpoint where at least 90% of runs name the best
 feature, the NDCG@10 of the shown lists over the whole run and in its last window, and clicks
 per query in the last window."""
