@@ -254,6 +254,7 @@ async fn serve_on(
     let options = EngineOptions {
         history_interval: Duration::from_secs(args.history_interval_secs),
         metrics_max_experiments: args.metrics_max_experiments,
+        ..EngineOptions::default()
     };
     let engine = Engine::start_with(pool, options)
         .await
