@@ -7,7 +7,8 @@
 //! docs/dashboard-experiment-matrix.png (the heatmap and charts), and prints, per run, the
 //! milliseconds from navigation to the first complete render in headless Chromium.
 
-#[path = "../tests/browser/mod.rs"]
+#[path = "../tests/helpers/browser.rs"]
+#[allow(dead_code)]
 mod browser;
 
 use browser::Browser;

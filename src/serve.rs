@@ -264,6 +264,7 @@ async fn serve_on(
     let options = EngineOptions {
         history_interval: Duration::from_secs(args.history_interval_secs),
         metrics_max_experiments: args.metrics_max_experiments,
+        ..EngineOptions::default()
     };
     let engine = Engine::start_with(pool, options).await?;
     engine.set_memory_budget(args.max_experiment_memory_mb.saturating_mul(1024 * 1024));

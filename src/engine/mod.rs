@@ -40,7 +40,7 @@ use token::TokenSigner;
 /// How often a replica looks for changes made by others. Outcomes applied by this process are
 /// visible at once; those applied by another replica within this interval.
 pub const REFRESH_INTERVAL: Duration = Duration::from_millis(200);
-/// How often duel counts are flushed to the database.
+/// How often duel counts are flushed to the database, by default.
 pub const FLUSH_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Settings of the engine that `joust serve` exposes.
@@ -50,6 +50,9 @@ pub struct EngineOptions {
     pub history_interval: Duration,
     /// Most running experiments given their own Prometheus series (bounds the cardinality).
     pub metrics_max_experiments: usize,
+    /// Least time between two flushes of the duel counts (checked every [`REFRESH_INTERVAL`]).
+    /// Not a `joust serve` setting: tests shorten it to see the counts soon.
+    pub duel_count_flush_interval: Duration,
 }
 
 impl Default for EngineOptions {
@@ -57,6 +60,7 @@ impl Default for EngineOptions {
         EngineOptions {
             history_interval: history::DEFAULT_INTERVAL,
             metrics_max_experiments: stats::DEFAULT_MAX_EXPERIMENTS,
+            duel_count_flush_interval: FLUSH_INTERVAL,
         }
     }
 }
@@ -261,7 +265,7 @@ async fn refresh_loop(engine: std::sync::Weak<Engine>) {
         }
         let mut result = engine.refresh_once().await;
         since_flush += REFRESH_INTERVAL;
-        if result.is_ok() && since_flush >= FLUSH_INTERVAL {
+        if result.is_ok() && since_flush >= engine.options.duel_count_flush_interval {
             since_flush = Duration::ZERO;
             result = engine.flush_duels().await;
         }

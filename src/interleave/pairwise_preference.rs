@@ -22,7 +22,7 @@
 //! within 1e-12: no preference); no used pair, no preference.
 //!
 //! Fidelity: the paper proves that clicks which do not depend on the documents favour no ranker
-//! in expectation. On the top-k lists a search backend sends, `tests/multileave.rs` finds it fair
+//! in expectation. On the top-k lists a search backend sends, `tests/interleaving/multileave.rs` finds it fair
 //! where the rankers are interchangeable (disjoint lists; two rankers that swap two documents),
 //! but not for rankers that order the same documents differently: A = (0, 1, 2, 3) and
 //! B = (1, 2, 3, 0) give B about 0.086 of a win more than A per random click. That test asserts

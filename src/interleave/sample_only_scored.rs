@@ -24,7 +24,7 @@
 //! document scores a click at its rank 1, 2, ..., while one that lists few of them scores clicks
 //! on the documents it lacks at its shared last rank. Brost et al. accept this bias for a method
 //! whose credit uses every ranker's opinion of every shown document, which makes it far more
-//! sensitive with many rankers; `tests/multileave.rs` measures the bias where it exists and
+//! sensitive with many rankers; `tests/interleaving/multileave.rs` measures the bias where it exists and
 //! checks that it vanishes where the lists are symmetric.
 
 use super::{Doc, Preferences, SoftOutcome};

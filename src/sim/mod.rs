@@ -19,4 +19,4 @@ pub use letor::{
 };
 pub use matrix::{MatrixPlan, PrefMatrix, matrix_text, resolve_matrix, scenarios};
 pub use report::{Summary, write_plots};
-pub use run::{DuelSource, FeedbackTiming, Regret, RegretKind, Simulation};
+pub use run::{DuelSource, FeedbackQueue, FeedbackTiming, Regret, RegretKind, Simulation};

@@ -24,15 +24,16 @@ impl FeedbackTiming {
 }
 
 /// Outcomes waiting to be applied. Its buffers are sized once (delay + batch outcomes at most are
-/// ever held), so the simulation loop does not allocate per step.
+/// ever held), so the simulation loop does not allocate per step. An item is a duel's pair and
+/// outcome unless said otherwise (the tests also queue a multileaved query's set and outcomes).
 #[derive(Debug)]
-pub struct FeedbackQueue {
+pub struct FeedbackQueue<T = (Pair, Outcome)> {
     feedback: FeedbackTiming,
-    pending: VecDeque<(u64, Pair, Outcome)>,
-    ready: Vec<(Pair, Outcome)>,
+    pending: VecDeque<(u64, T)>,
+    ready: Vec<T>,
 }
 
-impl FeedbackQueue {
+impl<T> FeedbackQueue<T> {
     pub fn new(feedback: FeedbackTiming) -> Self {
         let batch = feedback.batch.max(1);
         FeedbackQueue {
@@ -42,6 +43,33 @@ impl FeedbackQueue {
         }
     }
 
+    /// Adds the feedback of the duel selected at `step`: due `delay` steps later.
+    #[inline]
+    pub fn send(&mut self, step: u64, item: T) {
+        self.pending.push_back((step + self.feedback.delay, item));
+    }
+
+    /// Hands every item that is due at `step`, in groups of `batch`, to `apply`, oldest first.
+    #[inline]
+    pub fn deliver<F: FnMut(T)>(&mut self, step: u64, mut apply: F) {
+        while self.pending.front().is_some_and(|&(due, _)| due <= step) {
+            let (_, item) = self.pending.pop_front().expect("a front item");
+            self.ready.push(item);
+            if self.ready.len() >= self.feedback.batch {
+                for item in self.ready.drain(..) {
+                    apply(item);
+                }
+            }
+        }
+    }
+
+    /// Outcomes selected but not applied yet.
+    pub fn waiting(&self) -> usize {
+        self.pending.len() + self.ready.len()
+    }
+}
+
+impl FeedbackQueue {
     /// Adds the outcome of the duel selected at `step`, then hands every outcome that is due, in
     /// groups of `batch`, to `apply`, oldest first.
     #[inline]
@@ -52,26 +80,8 @@ impl FeedbackQueue {
         outcome: Outcome,
         mut apply: F,
     ) {
-        self.pending
-            .push_back((step + self.feedback.delay, pair, outcome));
-        while let Some(&(due, pair, outcome)) = self.pending.front() {
-            if due > step {
-                break;
-            }
-            self.pending.pop_front();
-            self.ready.push((pair, outcome));
-            if self.ready.len() >= self.feedback.batch {
-                for (pair, outcome) in self.ready.drain(..) {
-                    apply(pair, outcome);
-                }
-            }
-        }
-    }
-
-    /// Outcomes selected but not applied yet.
-    #[cfg(test)]
-    fn waiting(&self) -> usize {
-        self.pending.len() + self.ready.len()
+        self.send(step, (pair, outcome));
+        self.deliver(step, |(pair, outcome)| apply(pair, outcome));
     }
 }
 

@@ -15,7 +15,7 @@ mod simulation;
 mod thread_clock;
 
 pub use environment::{Environment, Outcome};
-pub use feedback_timing::FeedbackTiming;
+pub use feedback_timing::{FeedbackQueue, FeedbackTiming};
 pub use regret::{Regret, RegretKind};
 pub use run_record::RunRecord;
 pub use simulation::{DuelSource, Simulation};

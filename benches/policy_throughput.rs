@@ -1,0 +1,73 @@
+//! Throughput of the Condorcet policies on the 136-ranker MSLR-Navigational matrix:
+//! `cargo bench --bench policy_throughput` (`BENCH_ONLY=text` keeps the specs containing it).
+//! Measures select + update (the policy's hot loop, as the simulator runs it) on one thread.
+
+#[path = "../tests/helpers/policy_run.rs"]
+#[allow(dead_code)]
+mod policy_run;
+
+use joust::bandit::{BanditRng, BanditState, PolicySpec, TieRule};
+use joust::sim::PrefMatrix;
+use policy_run::draw_outcome;
+use rand::SeedableRng;
+use std::time::Instant;
+
+/// The repository's copy (see data/README.md).
+const MATRIX: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/data/mslr-navigational.txt");
+
+/// CPU time this thread has run, from the scheduler (the machine is shared, so wall-clock time
+/// mostly measures the neighbours). Falls back to wall-clock time where it is not available.
+fn thread_cpu_seconds() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: f64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(ns * 1e-9)
+}
+
+/// Runs `steps` select + duel + update rounds and returns steps per second and the final state.
+fn measure(spec: &str, m: &PrefMatrix, steps: usize, seed: u64) -> (f64, BanditState) {
+    let spec = PolicySpec::parse_cli(spec).unwrap();
+    let mut rng = BanditRng::seed_from_u64(seed);
+    let mut state = BanditState::new(&spec, m.k(), TieRule::Ignore, &mut rng).unwrap();
+    let start = Instant::now();
+    let cpu_start = thread_cpu_seconds();
+    for _ in 0..steps {
+        let pair = state.select(&mut rng);
+        let outcome = draw_outcome(m, pair, &mut rng);
+        state.record(pair, outcome, &mut rng).unwrap();
+    }
+    let seconds = match (cpu_start, thread_cpu_seconds()) {
+        (Some(a), Some(b)) => b - a,
+        _ => start.elapsed().as_secs_f64(),
+    };
+    (steps as f64 / seconds, state)
+}
+
+fn main() {
+    let m = joust::sim::resolve_matrix(MATRIX).expect("matrix file");
+    let winner = m.condorcet_winner();
+    for (spec, steps) in [
+        ("rucb", 1_000_000),
+        (
+            "merge_dts:alpha=0.262144,batch_size=16,c=4000000",
+            2_000_000,
+        ),
+        ("merge_dts:alpha=0.262144,batch_size=16,c=400000", 2_000_000),
+        ("merge_dts:alpha=0.262144,batch_size=16,c=4000000", 200_000),
+        ("merge_rucb:alpha=0.262144,batch_size=8,c=400000", 2_000_000),
+        ("merge_rucb:alpha=0.262144,batch_size=8,c=400000", 200_000),
+        ("dts:alpha=0.2097152", 20_000),
+    ] {
+        // BENCH_ONLY=text restricts the run to the specs containing it (for profiling).
+        if std::env::var("BENCH_ONLY").is_ok_and(|only| !format!("{spec} {steps}").contains(&only))
+        {
+            continue;
+        }
+        let (speed, state) = measure(spec, &m, steps, 1);
+        let champion = state.champion();
+        println!(
+            "{spec:<60} {steps:>9} steps {speed:>12.0} steps/s  champion {:?} (true {winner:?}) contenders {}",
+            champion.ranker,
+            champion.contenders.len()
+        );
+    }
+}

@@ -1,0 +1,18 @@
+//! The HTTP API against a real server and Postgres: experiments, duels and outcomes, the OpenAPI
+//! document, history and ETags, interleavings and clicks, multi-ranker queries, monitoring, the
+//! dashboard in a browser, and convergence driven over HTTP.
+//!
+//! One binary, so one embedded Postgres, for the group: `cargo test --release --test api`.
+
+#[path = "../helpers/mod.rs"]
+#[allow(dead_code)]
+mod helpers;
+
+mod convergence;
+mod dashboard_browser;
+mod experiments;
+mod history_and_etags;
+mod interleavings_and_clicks;
+mod monitoring;
+mod multi_ranker;
+mod openapi;

@@ -1,0 +1,56 @@
+//! The per-experiment memory budget over HTTP: what would exceed it is refused with a 422 that
+//! names the policy, the number of rankers and the limit, and changes nothing. (How each policy's
+//! estimate compares with its real memory: `tests/policies/memory_estimate.rs`.)
+
+use crate::helpers::postgres;
+use crate::helpers::process::{Server, get_json};
+use serde_json::{Value, json};
+
+/// An experiment over the memory budget is refused when it is created and when a ranker would
+/// take it over: 422 naming the policy, K and the limit, and nothing changes.
+#[tokio::test]
+async fn experiments_over_the_memory_budget_are_refused() {
+    let db = postgres::fresh_database().await;
+    // 1 MiB: `dts` fits 131 rankers (64 KiB + 131 * (1 KiB + 49 bytes * 131) <= 1 MiB: 8 bytes per
+    // pair of win matrix, 41 of DTS), not 132.
+    let server = Server::start_with(&["--database-url", &db, "--max-experiment-memory-mb", "1"]);
+    let client = reqwest::Client::new();
+    server.wait_ready(&client).await;
+    let create = |k: usize| {
+        let rankers: Vec<String> = (0..k).map(|i| format!("r{i}")).collect();
+        client
+            .post(format!("{}/v1/experiments", server.base))
+            .json(&json!({"name": "big", "rankers": rankers, "policy": {"name": "dts"}}))
+            .send()
+    };
+    let r = create(132).await.unwrap();
+    assert_eq!(r.status(), 422);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "memory_budget_exceeded", "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    for part in ["`dts`", "132 rankers", "O(K^2)", "limit of 1 MiB"] {
+        assert!(message.contains(part), "`{part}` missing from: {message}");
+    }
+
+    let r = create(131).await.unwrap();
+    assert_eq!(r.status(), 201);
+    let id = r.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
+    let r = client
+        .post(format!("{}/v1/experiments/{id}/rankers", server.base))
+        .json(&json!({"name": "one-too-many"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 422);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "memory_budget_exceeded", "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("132 rankers"),
+        "{body}"
+    );
+    let e = get_json(&client, &format!("{}/v1/experiments/{id}", server.base)).await;
+    assert_eq!(e["rankers"].as_array().unwrap().len(), 131);
+}
