@@ -6,11 +6,10 @@
 
 mod support;
 
-use joust::bandit::multi::pair_set;
-use joust::bandit::policies::POLICY_NAMES;
+use joust::bandit::POLICY_NAMES;
+use joust::bandit::pair_set;
 use joust::bandit::{
-    Arm, BanditRng, BanditState, Outcome, Policy, PolicySpec, SetError, SetOutcome, StateError,
-    TieRule,
+    Arm, BanditRng, BanditState, Outcome, PolicySpec, SetError, SetOutcome, StateError, TieRule,
 };
 use joust::sim::{PrefMatrix, scenarios};
 use rand::{Rng, SeedableRng};

@@ -4,9 +4,9 @@
 
 mod support;
 
-use joust::bandit::dts::Dts;
-use joust::bandit::tournament::Tournament;
-use joust::bandit::ucb::ucb;
+use joust::bandit::Dts;
+use joust::bandit::Tournament;
+use joust::bandit::ucb;
 use joust::bandit::{AnyPolicy, BanditRng, BanditState, Outcome, Pair, PolicySpec, TieRule};
 use joust::sim::{PrefMatrix, scenarios};
 use rand::{Rng, SeedableRng};

@@ -6,10 +6,9 @@
 //! `cargo test --release --test policy_memory -- --ignored --nocapture` prints the figures per
 //! 1,000 rankers for every policy, with the resident memory they add to the process.
 
-use joust::bandit::dts::{Dts, DtsParams};
-use joust::bandit::policies::{AnyPolicy, POLICY_NAMES};
+use joust::bandit::{AnyPolicy, POLICY_NAMES};
 use joust::bandit::{BanditRng, BanditState, Outcome, Pair, PolicySpec, TieRule};
-use joust::engine::memory_budget;
+use joust::bandit::{Dts, DtsParams, estimate_memory};
 use rand::{Rng, SeedableRng};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::Mutex;
@@ -100,7 +99,7 @@ fn the_estimate_bounds_each_policys_memory() {
     for &policy in POLICY_NAMES {
         for k in [100, 400] {
             let live = live_bytes(policy, k) as u64;
-            let estimate = memory_budget::estimate(policy, k).bytes;
+            let estimate = estimate_memory(&PolicySpec::new(policy), k).unwrap().bytes;
             assert!(
                 live <= estimate,
                 "{policy} with {k} rankers holds {live} bytes, over its estimate {estimate}"
@@ -163,7 +162,7 @@ fn report_memory_per_1000_rankers() {
             .find_map(|l| l.strip_prefix("MEASURED "))
             .unwrap_or_else(|| panic!("no figures from the child: {text}"));
         let figures: Vec<u64> = line.split(' ').map(|v| v.parse().unwrap()).collect();
-        let estimate = memory_budget::estimate(policy, 1000);
+        let estimate = estimate_memory(&PolicySpec::new(policy), 1000).unwrap();
         let mb = |b: u64| b as f64 / 1e6;
         println!(
             "{policy:<20} {:>12.2} {:>12.2} {:>12.2} {:>8}",

@@ -186,11 +186,7 @@ mod tests {
     use crate::bandit::{TieRule, WinMatrix};
 
     fn view_of<'a>(w: &'a WinMatrix, active: &'a [bool]) -> View<'a> {
-        View {
-            wins: w,
-            active,
-            ties: TieRule::Ignore,
-        }
+        View::new(w, active, TieRule::Ignore)
     }
 
     #[test]

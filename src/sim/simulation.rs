@@ -14,7 +14,7 @@ use super::runner::{RunRecord, SimError, run_once};
 use super::seeds::run_seed;
 use super::source::MatrixPlan;
 use super::summary::{PolicySummary, Summary, Timing};
-use crate::bandit::{AnyPolicy, BanditRng, Policy, PolicySpec};
+use crate::bandit::{AnyPolicy, BanditRng, PolicySpec, list_names, multi_ranker_policies};
 
 /// What answers the duels: a preference matrix, or clicks on interleaved LETOR rankings.
 #[derive(Debug, Clone)]
@@ -74,8 +74,9 @@ impl Simulation {
             if policy.max_rankers_per_query() < m {
                 return Err(SimError::Matrix(format!(
                     "--policy `{text}` compares at most {} rankers per query; \
-                     --rankers-per-query {m} needs mdb, ucb_candidates, self_sparring or merge_dts",
-                    policy.max_rankers_per_query()
+                     --rankers-per-query {m} needs {}",
+                    policy.max_rankers_per_query(),
+                    list_names(multi_ranker_policies(), "or")
                 )));
             }
         }

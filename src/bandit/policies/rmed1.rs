@@ -47,25 +47,14 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::spec::{PolicyParams, check_range};
-use super::{Arm, BanditRng, Pair, Policy, View, Win};
+use crate::bandit::params::{Closed, policy_params};
+use crate::bandit::{Arm, BanditRng, Pair, Policy, View, Win};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Rmed1Params {
-    /// `α` in `f(K) = α K^1.01`: extra slack before an arm stops being a candidate.
-    pub alpha: f64,
-}
-
-impl Default for Rmed1Params {
-    fn default() -> Self {
-        Rmed1Params { alpha: 0.3 }
-    }
-}
-
-impl PolicyParams for Rmed1Params {
-    fn validate(&self, _k: usize) -> Result<(), String> {
-        check_range("alpha", self.alpha, 0.0, 1e6, true)
+policy_params! {
+    /// Parameters of `rmed1`.
+    pub struct Rmed1Params for Rmed1 {
+        /// `α` in `f(K) = α K^1.01`: extra slack before an arm stops being a candidate.
+        pub alpha: f64 = 0.3, Closed(0.0, 1e6);
     }
 }
 
@@ -347,11 +336,7 @@ mod tests {
     use crate::bandit::{TieRule, WinMatrix};
 
     fn view_of<'a>(w: &'a WinMatrix, active: &'a [bool]) -> View<'a> {
-        View {
-            wins: w,
-            active,
-            ties: TieRule::Ignore,
-        }
+        View::new(w, active, TieRule::Ignore)
     }
 
     #[test]
@@ -449,11 +434,7 @@ mod tests {
             for _ in 0..2000 {
                 let a = rng.random_range(0..5);
                 let b = (a + rng.random_range(1..5)) % 5;
-                let view = |w| View {
-                    wins: w,
-                    active: &active,
-                    ties,
-                };
+                let view = |w| View::new(w, &active, ties);
                 if ties == TieRule::HalfWin && rng.random::<f64>() < 0.2 {
                     w.record_tie(a, b);
                     p.tie(&view(&w), a, b, &mut rng);
@@ -463,11 +444,7 @@ mod tests {
                 }
             }
             let mut fresh = p.clone();
-            fresh.rescore_all(&View {
-                wins: &w,
-                active: &active,
-                ties,
-            });
+            fresh.rescore_all(&View::new(&w, &active, ties));
             for i in 0..5 {
                 assert!((p.divergence(i) - fresh.divergence(i)).abs() < 1e-9);
                 assert_eq!(p.challengers[i], fresh.challengers[i]);

@@ -21,7 +21,7 @@
 //!   few times early can hold a high mean from wins against weak arms.
 //! - An added arm starts at Beta(1, 1); a retired arm is never drawn.
 //!
-//! More than two rankers per query (multileaving): see [`super::self_sparring_set`].
+//! More than two rankers per query (multileaving): see [`set`].
 //!
 //! Speed: each of the two draws is the argmax of one Beta draw per active arm, taken exactly by
 //! [`ArgmaxSampler`], which draws only the arms that can still beat the running maximum (a few
@@ -30,23 +30,21 @@
 //! selection whose cache is missing or out of step builds a temporary one, so the choices (and
 //! the random numbers consumed) never depend on the cache's history.
 
+mod set;
+
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::cached::Cached;
-use super::spec::PolicyParams;
-use super::thompson_argmax::{ArgmaxSampler, thompson_pair};
-use super::{Arm, BanditRng, Pair, Policy, View, Win};
+use crate::bandit::multi::ANY_NUMBER;
+use crate::bandit::params::policy_params;
+use crate::bandit::stats::cached::Cached;
+use crate::bandit::stats::thompson_argmax::{ArgmaxSampler, thompson_pair};
+use crate::bandit::{Arm, BanditRng, Pair, Policy, View, Win};
 
-/// Self-Sparring has no parameters.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SelfSparringParams {}
-
-impl PolicyParams for SelfSparringParams {
-    fn validate(&self, _k: usize) -> Result<(), String> {
-        Ok(())
-    }
+policy_params! {
+    /// Self-Sparring has no parameters.
+    pub struct SelfSparringParams for SelfSparring {}
+    rankers_per_query = ANY_NUMBER;
 }
 
 /// Posterior counts per arm, prior included.
@@ -198,22 +196,20 @@ impl Policy for SelfSparring {
     }
 
     fn belief(&self, view: &View) -> Option<Arm> {
-        super::argbest::highest_positive(view.active_arms(), |a| self.times_played(view, a))
+        crate::bandit::stats::argbest::highest_positive(view.active_arms(), |a| {
+            self.times_played(view, a)
+        })
     }
 
-    fn max_rankers_per_query(&self) -> usize {
-        super::multi::ANY_NUMBER
-    }
-
-    /// m independent Thompson draws: see [`super::self_sparring_set`].
+    /// m independent Thompson draws: see [`set`].
     fn select_set<R: Rng + ?Sized>(
         &self,
         view: &View,
         m: usize,
         rng: &mut R,
-    ) -> Result<Vec<Arm>, super::SetError> {
-        super::multi::check_size(m, super::multi::ANY_NUMBER)?;
-        Ok(super::self_sparring_set::thompson_set(self, view, m, rng))
+    ) -> Result<Vec<Arm>, crate::bandit::SetError> {
+        crate::bandit::multi::check_size(m, ANY_NUMBER)?;
+        Ok(set::thompson_set(self, view, m, rng))
     }
 }
 
@@ -228,11 +224,7 @@ mod tests {
         let mut rng = BanditRng::seed_from_u64(1);
         let w = WinMatrix::new(3);
         let active = [true; 3];
-        let view = View {
-            wins: &w,
-            active: &active,
-            ties: TieRule::HalfWin,
-        };
+        let view = View::new(&w, &active, TieRule::HalfWin);
         let mut s = SelfSparring::new(SelfSparringParams {}, 3, &mut rng);
         assert_eq!(s.belief(&view), None);
         s.update(&view, Win::of(Pair::new(2, 0), true), &mut rng);
@@ -252,11 +244,7 @@ mod tests {
         let mut rng = BanditRng::seed_from_u64(2);
         let w = WinMatrix::new(3);
         let active = [true; 3];
-        let view = View {
-            wins: &w,
-            active: &active,
-            ties: TieRule::Ignore,
-        };
+        let view = View::new(&w, &active, TieRule::Ignore);
         let mut s = SelfSparring::new(SelfSparringParams {}, 3, &mut rng);
         s.wins[0] = 101.0;
         s.losses[1] = 101.0;

@@ -29,7 +29,7 @@ use rand::Rng;
 
 use super::beta::sample_beta;
 use super::beta_tail::{sample_body, sample_upper_tail, small_tail_threshold};
-use super::{Arm, Pair};
+use crate::bandit::{Arm, Pair};
 
 /// Largest tail probability of a threshold: about 2 tail candidates per draw on 136 arms.
 pub const EPS: f64 = 1.0 / 64.0;
