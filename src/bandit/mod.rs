@@ -29,6 +29,8 @@ mod registry;
 mod spec;
 mod state;
 mod stats;
+#[cfg(test)]
+mod testing;
 mod wins;
 
 pub use champion::{
@@ -36,7 +38,7 @@ pub use champion::{
     estimate as estimate_preference,
 };
 pub use memory::{Footprint, MemoryEstimate, estimate_memory};
-pub use multi::{ANY_NUMBER, PairResult, SetError, SetOutcome, SetUpdate, pair_set};
+pub use multi::{ANY_NUMBER, PairResult, SetChoice, SetError, SetOutcome, SetUpdate, pair_set};
 pub use policies::{Dts, DtsParams};
 pub use registry::{
     AnyPolicy, POLICY_NAMES, PolicyInfo, list_names, multi_ranker_policies, policy_info, registry,
@@ -222,12 +224,7 @@ pub trait Policy {
     /// Chooses the arms one query compares: 1 to `m` distinct active arms (one arm is a
     /// self-duel), read-only like `select`. The default serves m = 2 with `select`'s pair and
     /// refuses any other m; see [`multi`].
-    fn select_set<R: Rng + ?Sized>(
-        &self,
-        view: &View,
-        m: usize,
-        rng: &mut R,
-    ) -> Result<Vec<Arm>, SetError> {
+    fn select_set<R: Rng + ?Sized>(&self, view: &View, m: usize, rng: &mut R) -> SetChoice {
         multi::check_size(m, 2)?;
         Ok(multi::pair_set(self.select(view, rng)))
     }

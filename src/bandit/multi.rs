@@ -50,6 +50,9 @@ pub enum SetError {
     TooMany { m: usize, max: usize },
 }
 
+/// The arms one query shows, in the order chosen, or why `m` rankers cannot be compared.
+pub type SetChoice = Result<Vec<Arm>, SetError>;
+
 /// Checks that `m` rankers per query are allowed when a policy takes at most `max`.
 pub fn check_size(m: usize, max: usize) -> Result<(), SetError> {
     if m < 2 {

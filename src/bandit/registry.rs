@@ -17,7 +17,7 @@ use super::policies::{
     auto, beat_the_mean, doubler, dts, interleaved_filter, mdb, merge_dts, merge_rucb, multi_sbm,
     rex3, rmed1, rucb, self_sparring, sparring, ucb_candidates, uniform,
 };
-use super::{Arm, BanditRng, Pair, Policy, PolicySpec, SetError, SetUpdate, SpecError, View, Win};
+use super::{Arm, BanditRng, Pair, Policy, PolicySpec, SetChoice, SetUpdate, SpecError, View, Win};
 
 /// What the registry knows of one policy, declared once in the policy's module by its parameter
 /// type (see [`super::params::policy_params!`]).
@@ -193,7 +193,7 @@ macro_rules! policies {
             fn belief(&self, view: &View) -> Option<Arm> {
                 match self { $( AnyPolicy::$variant(p) => p.belief(view), )* }
             }
-            fn select_set<R: Rng + ?Sized>(&self, view: &View, m: usize, rng: &mut R) -> Result<Vec<Arm>, SetError> {
+            fn select_set<R: Rng + ?Sized>(&self, view: &View, m: usize, rng: &mut R) -> SetChoice {
                 match self { $( AnyPolicy::$variant(p) => p.select_set(view, m, rng), )* }
             }
             fn update_set<R: Rng + ?Sized>(&mut self, view: &View, heard: &SetUpdate, rng: &mut R) {

@@ -6,7 +6,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::champion::{self, ChampionReport};
-use super::multi::{self, PairResult, SetError, SetOutcome, SetUpdate};
+use super::multi::{self, PairResult, SetChoice, SetOutcome, SetUpdate};
 use super::{
     AnyPolicy, Arm, BanditRng, Outcome, Pair, Policy, PolicySpec, SpecError, View, Win, WinMatrix,
 };
@@ -166,7 +166,7 @@ impl BanditState {
         self.policy.max_rankers_per_query()
     }
 
-    pub fn select_set<R: Rng + ?Sized>(&self, m: usize, rng: &mut R) -> Result<Vec<Arm>, SetError> {
+    pub fn select_set<R: Rng + ?Sized>(&self, m: usize, rng: &mut R) -> SetChoice {
         multi::check_size(m, self.policy.max_rankers_per_query())?;
         self.policy.select_set(&self.view(), m, rng)
     }

@@ -83,7 +83,7 @@ use crate::bandit::memory::Footprint;
 use crate::bandit::params::{Any, Closed, Custom, policy_params};
 use crate::bandit::stats::beta::sample_beta;
 use crate::bandit::stats::cached::Cached;
-use crate::bandit::stats::thompson_argmax::{ArgmaxSampler, thompson_pair};
+use crate::bandit::stats::thompson_argmax::{ArgmaxSampler, thompson_pair, with_self_duels};
 use crate::bandit::{Arm, BanditRng, Pair, Policy, View, Win};
 
 /// The design version a state was made with: stored in the spec, so a stored experiment replays
@@ -196,14 +196,8 @@ impl Auto {
     }
 
     fn posterior(&self, view: &View, arm: Arm) -> Option<(f64, f64)> {
-        if !view.is_active(arm) || !self.contending[arm] {
-            return None;
-        }
-        let half_self_duels = 0.5 * view.wins.ties(arm, arm) as f64;
-        Some((
-            self.wins[arm] + half_self_duels,
-            self.losses[arm] + half_self_duels,
-        ))
+        let running = self.contending.get(arm).copied().unwrap_or(false);
+        with_self_duels(view, arm, running, self.wins[arm], self.losses[arm])
     }
 
     fn build_sampler(&self, view: &View) -> ArgmaxSampler {

@@ -288,6 +288,7 @@ impl Policy for BeatTheMean {
 mod tests {
     use super::*;
     use crate::bandit::params::PolicyParams;
+    use crate::bandit::testing::{feed_random, view_of};
     use crate::bandit::{TieRule, WinMatrix};
     use rand::SeedableRng;
 
@@ -295,10 +296,6 @@ mod tests {
     fn score(view: &View, arm: Arm, working: &[Arm]) -> Score {
         let m = working.iter().filter(|&&j| j != arm).count();
         row(view, arm, working).score(m)
-    }
-
-    fn view_of<'a>(w: &'a WinMatrix, active: &'a [bool]) -> View<'a> {
-        View::new(w, active, TieRule::Ignore)
     }
 
     fn policy(working: Vec<Arm>, view: &View) -> BeatTheMean {
@@ -413,7 +410,6 @@ mod tests {
 
     #[test]
     fn incremental_rows_match_a_full_recount() {
-        use rand::Rng;
         for ties in [TieRule::Ignore, TieRule::HalfWin] {
             let mut rng = BanditRng::seed_from_u64(9);
             let mut w = WinMatrix::new(5);
@@ -424,18 +420,7 @@ mod tests {
                 gamma: 100.0,
             };
             let mut p = BeatTheMean::new(params, 5, &mut rng);
-            for _ in 0..3000 {
-                let a = rng.random_range(0..5);
-                let b = (a + rng.random_range(1..5)) % 5;
-                let view = |w| View::new(w, &active, ties);
-                if ties == TieRule::HalfWin && rng.random::<f64>() < 0.2 {
-                    w.record_tie(a, b);
-                    p.tie(&view(&w), a, b, &mut rng);
-                } else {
-                    w.record_win(a, b);
-                    p.update(&view(&w), Win::of(Pair::new(a, b), true), &mut rng);
-                }
-            }
+            feed_random(&mut p, &mut w, &active, ties, 3000, &mut rng);
             assert_eq!(p.working(), &[0, 1, 2, 3, 4]);
             let view = View::new(&w, &active, ties);
             for a in 0..5 {

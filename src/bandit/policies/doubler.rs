@@ -157,16 +157,14 @@ impl Policy for Doubler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bandit::{TieRule, WinMatrix};
-    use rand::SeedableRng;
+    use crate::bandit::TieRule;
+    use crate::bandit::testing::{Fresh, seeded};
 
     #[test]
     fn epochs_double_and_left_arms_come_from_the_previous_epoch() {
-        let mut rng = BanditRng::seed_from_u64(1);
-        let w = WinMatrix::new(4);
-        let active = [true; 4];
-        let view = View::new(&w, &active, TieRule::Ignore);
-        let mut d = Doubler::new(DoublerParams::default(), 4, &mut rng);
+        let (mut d, mut rng) = seeded(DoublerParams::default(), 4, 1);
+        let arms = Fresh::new(4);
+        let view = arms.view(TieRule::Ignore);
         let mut lengths = Vec::new();
         let mut since = 0;
         for _ in 0..10_000 {
@@ -203,11 +201,9 @@ mod tests {
 
     #[test]
     fn the_box_hears_of_the_second_arm_only() {
-        let mut rng = BanditRng::seed_from_u64(2);
-        let w = WinMatrix::new(3);
-        let active = [true; 3];
-        let view = View::new(&w, &active, TieRule::HalfWin);
-        let mut d = Doubler::new(DoublerParams::default(), 3, &mut rng);
+        let (mut d, mut rng) = seeded(DoublerParams::default(), 3, 2);
+        let arms = Fresh::new(3);
+        let view = arms.view(TieRule::HalfWin);
         d.epoch = 5;
         // (left 0, right 2), won by the right arm; then (left 2, right 0), won by the left arm.
         d.update(&view, Win::of(Pair::new(0, 2), false), &mut rng);

@@ -285,13 +285,10 @@ impl Policy for InterleavedFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bandit::WinMatrix;
     use crate::bandit::params::PolicyParams;
-    use crate::bandit::{TieRule, WinMatrix};
+    use crate::bandit::testing::view_of;
     use rand::SeedableRng;
-
-    fn view_of<'a>(w: &'a WinMatrix, active: &'a [bool]) -> View<'a> {
-        View::new(w, active, TieRule::Ignore)
-    }
 
     fn policy(incumbent: Arm, candidates: Vec<Arm>) -> InterleavedFilter {
         InterleavedFilter {

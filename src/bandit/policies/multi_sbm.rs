@@ -161,17 +161,16 @@ impl Policy for MultiSbm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bandit::TieRule;
     use crate::bandit::params::PolicyParams;
-    use crate::bandit::{TieRule, WinMatrix};
+    use crate::bandit::testing::{Fresh, seeded};
     use rand::SeedableRng;
 
     #[test]
     fn left_arm_is_a_previous_right_arm_and_its_box_is_credited() {
-        let mut rng = BanditRng::seed_from_u64(1);
-        let w = WinMatrix::new(5);
-        let active = [true; 5];
-        let view = View::new(&w, &active, TieRule::Ignore);
-        let mut m = MultiSbm::new(MultiSbmParams::default(), 5, &mut rng);
+        let (mut m, mut rng) = seeded(MultiSbmParams::default(), 5, 1);
+        let arms = Fresh::new(5);
+        let view = arms.view(TieRule::Ignore);
         let mut last_right = None;
         for _ in 0..300 {
             let pair = m.select(&view, &mut rng);
@@ -196,9 +195,8 @@ mod tests {
     #[test]
     fn window_is_bounded_and_params_are_checked() {
         let mut rng = BanditRng::seed_from_u64(2);
-        let w = WinMatrix::new(3);
-        let active = [true; 3];
-        let view = View::new(&w, &active, TieRule::HalfWin);
+        let arms = Fresh::new(3);
+        let view = arms.view(TieRule::HalfWin);
         let params = MultiSbmParams {
             window: 16,
             ..MultiSbmParams::default()

@@ -171,12 +171,9 @@ impl Policy for Rex3 {
 mod tests {
     use super::*;
     use crate::bandit::params::PolicyParams;
+    use crate::bandit::testing::{Fresh, view_of};
     use crate::bandit::{TieRule, WinMatrix};
     use rand::SeedableRng;
-
-    fn view_of<'a>(w: &'a WinMatrix, active: &'a [bool]) -> View<'a> {
-        View::new(w, active, TieRule::Ignore)
-    }
 
     #[test]
     fn default_gamma_follows_the_exp3_tuning() {
@@ -197,9 +194,8 @@ mod tests {
 
     #[test]
     fn a_win_moves_both_weights_by_the_importance_weighted_reward() {
-        let w = WinMatrix::new(4);
-        let active = [true; 4];
-        let view = view_of(&w, &active);
+        let arms = Fresh::new(4);
+        let view = arms.view(TieRule::Ignore);
         let params = Rex3Params {
             gamma: Some(0.4),
             horizon: 1000,
@@ -223,9 +219,8 @@ mod tests {
 
     #[test]
     fn log_weights_stay_finite_on_a_long_one_sided_run() {
-        let w = WinMatrix::new(3);
-        let active = [true; 3];
-        let view = view_of(&w, &active);
+        let arms = Fresh::new(3);
+        let view = arms.view(TieRule::Ignore);
         let params = Rex3Params {
             gamma: Some(0.5),
             horizon: 1000,

@@ -155,16 +155,12 @@ mod tests {
     use crate::bandit::{TieRule, WinMatrix};
     use rand::SeedableRng;
 
-    fn view_of<'a>(w: &'a WinMatrix, active: &'a [bool]) -> View<'a> {
-        View::new(w, active, TieRule::HalfWin)
-    }
-
     #[test]
     fn each_box_is_credited_with_its_own_side() {
         let mut rng = BanditRng::seed_from_u64(1);
         let w = WinMatrix::new(3);
         let active = [true; 3];
-        let view = view_of(&w, &active);
+        let view = View::new(&w, &active, TieRule::HalfWin);
         for first_won in [true, false] {
             let mut s = Sparring::new(SparringTsParams {}, 3, &mut rng);
             // The duel (left 2, right 0), won by the left arm or by the right one.
@@ -182,7 +178,7 @@ mod tests {
         let mut rng = BanditRng::seed_from_u64(3);
         let w = WinMatrix::new(2);
         let active = [true; 2];
-        let view = view_of(&w, &active);
+        let view = View::new(&w, &active, TieRule::HalfWin);
         let mut s = Sparring::new(SparringExp3Params::default(), 2, &mut rng);
         s.tie(&view, 0, 1, &mut rng);
         assert_eq!((s.left.mean(0), s.left.total_pulls()), (Some(0.5), 1.0));
@@ -205,7 +201,7 @@ mod tests {
         let mut rng = BanditRng::seed_from_u64(4);
         let active = [true; 2];
         let w = WinMatrix::new(2);
-        let view = view_of(&w, &active);
+        let view = View::new(&w, &active, TieRule::HalfWin);
         let mut s = Sparring::new(SparringUcbParams::default(), 2, &mut rng);
         let n = 2_000;
         for _ in 0..n {

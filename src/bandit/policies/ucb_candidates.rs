@@ -37,11 +37,11 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::bandit::multi::{self, ANY_NUMBER, SetError, SetUpdate};
+use crate::bandit::multi::{self, ANY_NUMBER, SetUpdate};
 use crate::bandit::params::{Open, policy_params};
 use crate::bandit::stats::cached::{Cached, evidence_total};
 use crate::bandit::stats::ucb::threshold;
-use crate::bandit::{Arm, BanditRng, Pair, Policy, View, Win};
+use crate::bandit::{Arm, BanditRng, Pair, Policy, SetChoice, View, Win};
 
 policy_params! {
     /// Parameters of `ucb_candidates`.
@@ -284,12 +284,7 @@ impl<P: ChoosesByBounds> Policy for P {
         }
     }
 
-    fn select_set<R: Rng + ?Sized>(
-        &self,
-        view: &View,
-        m: usize,
-        rng: &mut R,
-    ) -> Result<Vec<Arm>, SetError> {
+    fn select_set<R: Rng + ?Sized>(&self, view: &View, m: usize, rng: &mut R) -> SetChoice {
         multi::check_size(m, ANY_NUMBER)?;
         Ok(self.choose(view, m, rng))
     }

@@ -60,7 +60,7 @@ use crate::bandit::stats::beta::sample_beta;
 use crate::bandit::stats::cached::{Cached, evidence_total};
 use crate::bandit::stats::duel_table::DuelTable;
 use crate::bandit::stats::tournament::{Confidence, Tournament};
-use crate::bandit::{Arm, BanditRng, Pair, Policy, View, Win};
+use crate::bandit::{Arm, BanditRng, Pair, Policy, SetChoice, View, Win};
 
 policy_params! {
     /// Parameters of `merge_dts`.
@@ -269,12 +269,7 @@ impl Policy for MergeDts {
     }
 
     /// m rankers per query: see [`set`]; m = 2 is `select`.
-    fn select_set<R: Rng + ?Sized>(
-        &self,
-        view: &View,
-        m: usize,
-        rng: &mut R,
-    ) -> Result<Vec<Arm>, crate::bandit::SetError> {
+    fn select_set<R: Rng + ?Sized>(&self, view: &View, m: usize, rng: &mut R) -> SetChoice {
         crate::bandit::multi::check_size(m, ANY_NUMBER)?;
         if m == 2 {
             return Ok(crate::bandit::multi::pair_set(self.select(view, rng)));

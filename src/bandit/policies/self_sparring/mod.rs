@@ -38,8 +38,8 @@ use serde::{Deserialize, Serialize};
 use crate::bandit::multi::ANY_NUMBER;
 use crate::bandit::params::policy_params;
 use crate::bandit::stats::cached::Cached;
-use crate::bandit::stats::thompson_argmax::{ArgmaxSampler, thompson_pair};
-use crate::bandit::{Arm, BanditRng, Pair, Policy, View, Win};
+use crate::bandit::stats::thompson_argmax::{ArgmaxSampler, thompson_pair, with_self_duels};
+use crate::bandit::{Arm, BanditRng, Pair, Policy, SetChoice, View, Win};
 
 policy_params! {
     /// Self-Sparring has no parameters.
@@ -87,14 +87,7 @@ impl SelfSparring {
     /// The Beta posterior of `arm` (its self-duels count half a win and half a loss), or `None`
     /// for a retired arm.
     fn posterior(&self, view: &View, arm: Arm) -> Option<(f64, f64)> {
-        if !view.is_active(arm) {
-            return None;
-        }
-        let half_self_duels = 0.5 * view.wins.ties(arm, arm) as f64;
-        Some((
-            self.wins[arm] + half_self_duels,
-            self.losses[arm] + half_self_duels,
-        ))
+        with_self_duels(view, arm, true, self.wins[arm], self.losses[arm])
     }
 
     fn build_sampler(&self, view: &View) -> ArgmaxSampler {
@@ -202,12 +195,7 @@ impl Policy for SelfSparring {
     }
 
     /// m independent Thompson draws: see [`set`].
-    fn select_set<R: Rng + ?Sized>(
-        &self,
-        view: &View,
-        m: usize,
-        rng: &mut R,
-    ) -> Result<Vec<Arm>, crate::bandit::SetError> {
+    fn select_set<R: Rng + ?Sized>(&self, view: &View, m: usize, rng: &mut R) -> SetChoice {
         crate::bandit::multi::check_size(m, ANY_NUMBER)?;
         Ok(set::thompson_set(self, view, m, rng))
     }
@@ -216,16 +204,15 @@ impl Policy for SelfSparring {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bandit::{TieRule, WinMatrix};
+    use crate::bandit::TieRule;
+    use crate::bandit::testing::{Fresh, seeded};
     use rand::SeedableRng;
 
     #[test]
     fn counts_start_at_one_and_follow_outcomes() {
-        let mut rng = BanditRng::seed_from_u64(1);
-        let w = WinMatrix::new(3);
-        let active = [true; 3];
-        let view = View::new(&w, &active, TieRule::HalfWin);
-        let mut s = SelfSparring::new(SelfSparringParams {}, 3, &mut rng);
+        let (mut s, mut rng) = seeded(SelfSparringParams {}, 3, 1);
+        let arms = Fresh::new(3);
+        let view = arms.view(TieRule::HalfWin);
         assert_eq!(s.belief(&view), None);
         s.update(&view, Win::of(Pair::new(2, 0), true), &mut rng);
         s.tie(&view, 0, 1, &mut rng);
@@ -241,11 +228,9 @@ mod tests {
     fn the_best_posterior_is_drawn_most() {
         // Arm 0 at Beta(101, 1) against two Beta(1, 101): a draw below the others' has
         // probability far below 1e-6, so both sides pick arm 0 every time.
-        let mut rng = BanditRng::seed_from_u64(2);
-        let w = WinMatrix::new(3);
-        let active = [true; 3];
-        let view = View::new(&w, &active, TieRule::Ignore);
-        let mut s = SelfSparring::new(SelfSparringParams {}, 3, &mut rng);
+        let (mut s, mut rng) = seeded(SelfSparringParams {}, 3, 2);
+        let arms = Fresh::new(3);
+        let view = arms.view(TieRule::Ignore);
         s.wins[0] = 101.0;
         s.losses[1] = 101.0;
         s.losses[2] = 101.0;

@@ -44,17 +44,15 @@ pub fn thompson_set<R: Rng + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bandit::TieRule;
     use crate::bandit::policies::self_sparring::SelfSparringParams;
-    use crate::bandit::{BanditRng, TieRule, WinMatrix};
-    use rand::SeedableRng;
+    use crate::bandit::testing::{Fresh, seeded};
 
     #[test]
     fn flat_posteriors_spread_the_draws_and_sharp_ones_collapse_them() {
-        let mut rng = BanditRng::seed_from_u64(3);
-        let w = WinMatrix::new(16);
-        let active = [true; 16];
-        let view = View::new(&w, &active, TieRule::Ignore);
-        let mut s = SelfSparring::new(SelfSparringParams {}, 16, &mut rng);
+        let (mut s, mut rng) = seeded(SelfSparringParams {}, 16, 3);
+        let arms = Fresh::new(16);
+        let view = arms.view(TieRule::Ignore);
         // Uniform posteriors: each draw is a uniform arm, so the expected number of distinct
         // arms in 7 draws is 16 (1 - (15/16)^7) = 5.82. A set's size varies by less than one arm
         // (sd < 1), so the mean of 2,000 sets has sd < 0.023; allow 5 sd, 0.12.
