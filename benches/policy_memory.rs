@@ -7,8 +7,7 @@
 #[allow(dead_code)]
 mod state_memory;
 
-use joust::bandit::policies::POLICY_NAMES;
-use joust::engine::memory_budget;
+use joust::bandit::{POLICY_NAMES, PolicySpec, estimate_memory};
 use state_memory::{CountingAllocator, live, trained_state};
 
 #[global_allocator]
@@ -54,7 +53,7 @@ fn main() {
             .find_map(|l| l.strip_prefix("MEASURED "))
             .unwrap_or_else(|| panic!("no figures from the child: {text}"));
         let figures: Vec<u64> = line.split(' ').map(|v| v.parse().unwrap()).collect();
-        let estimate = memory_budget::estimate(policy, 1000);
+        let estimate = estimate_memory(&PolicySpec::new(policy), 1000).unwrap();
         let mb = |b: u64| b as f64 / 1e6;
         println!(
             "{policy:<20} {:>12.2} {:>12.2} {:>12.2} {:>8}",

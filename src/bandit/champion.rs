@@ -183,15 +183,8 @@ pub fn report(view: &View, contenders: Option<Vec<Arm>>, belief: Option<Arm>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bandit::{TieRule, WinMatrix};
-
-    fn view_of<'a>(w: &'a WinMatrix, active: &'a [bool]) -> View<'a> {
-        View {
-            wins: w,
-            active,
-            ties: TieRule::Ignore,
-        }
-    }
+    use crate::bandit::WinMatrix;
+    use crate::bandit::testing::view_of;
 
     #[test]
     fn no_evidence_names_nobody() {

@@ -15,52 +15,38 @@
 //!
 //! - A query may compare more than two arms (multileaving): [`Policy::select_set`] and
 //!   [`Policy::update_set`], with defaults that keep every pairwise policy working unchanged at
-//!   m = 2; see [`multi`] for the contract and which policies take m > 2.
+//!   m = 2; see the `multi` module for the contract and which policies take m > 2.
 //!
 //! Arms are stable indices `0..k`. Arms can be added later (with no comparisons) and retired
 //! (never selected again; their index is never reused).
 
-pub mod argbest;
-pub mod auto;
-pub mod beat_the_mean;
-pub mod beta;
-pub mod beta_tail;
-pub mod cached;
-pub mod champion;
-pub mod doubler;
-pub mod dts;
-pub mod duel_table;
-pub mod interleaved_filter;
-pub mod mdb;
-pub mod merge_dts;
-pub mod merge_dts_set;
-pub mod merge_rucb;
-pub mod multi;
-pub mod multi_sbm;
-pub mod policies;
-pub mod rex3;
-pub mod rmed1;
-pub mod rucb;
-pub mod self_sparring;
-pub mod self_sparring_set;
-pub mod single_armed;
-pub mod sparring;
-pub mod spec;
-pub mod state;
-pub mod thompson_argmax;
-pub mod tournament;
-pub mod ucb;
-pub mod ucb_candidates;
-pub mod uniform;
-pub mod upper_copeland;
-pub mod wins;
+mod champion;
+mod memory;
+mod multi;
+mod params;
+mod policies;
+mod registry;
+mod spec;
+mod state;
+mod stats;
+#[cfg(test)]
+mod testing;
+mod wins;
 
-pub use champion::{ChampionBasis, ChampionReport, PreferenceEstimate};
-pub use multi::{PairResult, SetError, SetOutcome, SetUpdate};
-pub use policies::AnyPolicy;
+pub use champion::{
+    ChampionBasis, ChampionReport, DELTA as CHAMPION_DELTA, PreferenceEstimate,
+    estimate as estimate_preference,
+};
+pub use memory::{Footprint, MemoryEstimate, estimate_memory};
+pub use multi::{ANY_NUMBER, PairResult, SetChoice, SetError, SetOutcome, SetUpdate, pair_set};
+pub use policies::{Dts, DtsParams};
+pub use registry::{
+    AnyPolicy, POLICY_NAMES, PolicyInfo, list_names, multi_ranker_policies, policy_info, registry,
+};
 pub use spec::{PolicySpec, SpecError};
 pub use state::{BanditState, StateError, TieRule};
-pub use wins::WinMatrix;
+pub use stats::{Tournament, ucb};
+pub use wins::{DENSE_LIMIT, WinMatrix};
 
 use rand::Rng;
 
@@ -138,6 +124,12 @@ pub struct View<'a> {
     pub wins: &'a WinMatrix,
     pub active: &'a [bool],
     pub ties: TieRule,
+}
+
+impl<'a> View<'a> {
+    pub fn new(wins: &'a WinMatrix, active: &'a [bool], ties: TieRule) -> Self {
+        View { wins, active, ties }
+    }
 }
 
 impl View<'_> {
@@ -229,21 +221,10 @@ pub trait Policy {
         None
     }
 
-    /// The most arms one query may compare ([`multi::ANY_NUMBER`] for no limit). Pairwise
-    /// policies keep the default, 2.
-    fn max_rankers_per_query(&self) -> usize {
-        2
-    }
-
     /// Chooses the arms one query compares: 1 to `m` distinct active arms (one arm is a
     /// self-duel), read-only like `select`. The default serves m = 2 with `select`'s pair and
     /// refuses any other m; see [`multi`].
-    fn select_set<R: Rng + ?Sized>(
-        &self,
-        view: &View,
-        m: usize,
-        rng: &mut R,
-    ) -> Result<Vec<Arm>, SetError> {
+    fn select_set<R: Rng + ?Sized>(&self, view: &View, m: usize, rng: &mut R) -> SetChoice {
         multi::check_size(m, 2)?;
         Ok(multi::pair_set(self.select(view, rng)))
     }

@@ -18,15 +18,16 @@
 //!   [`super::TieRule::HalfWin`]), an absent pair is no evidence at all. Each unordered pair may
 //!   appear at most once.
 //!
-//! Which policies take m > 2: [`super::Policy::max_rankers_per_query`] says, and
-//! [`super::BanditState::select_set`] refuses a larger m with [`SetError::TooMany`] naming the
-//! limit. Pairwise policies keep the defaults: `max_rankers_per_query` is 2, `select_set(2)` is
-//! `select`'s pair (one arm when `select` pairs an arm with itself), and `update_set` feeds each
-//! result to `update` or `tie` in the canonical order below, so m = 2 through the set methods
-//! makes exactly the choices `select` / `record` make, with the same random draws. Multi-dueling
-//! policies (`mdb`, `ucb_candidates`, `self_sparring`, `merge_dts`) take any m; m is an argument
-//! of `select_set`, never a construction parameter, so one experiment's backend may ask for
-//! different m per query (e.g. fewer rankers for a short result page).
+//! Which policies take m > 2: each declares it (`rankers_per_query` in its parameter
+//! declaration; [`super::PolicyInfo::max_rankers_per_query`], [`super::multi_ranker_policies`]),
+//! and [`super::BanditState::select_set`] refuses a larger m with [`SetError::TooMany`] naming
+//! the limit. Pairwise policies keep the defaults: at most 2, `select_set(2)` is `select`'s pair
+//! (one arm when `select` pairs an arm with itself), and `update_set` feeds each result to
+//! `update` or `tie` in the canonical order below, so m = 2 through the set methods makes
+//! exactly the choices `select` / `record` make, with the same random draws. Multi-dueling
+//! policies take any m; m is an argument of `select_set`, never a construction parameter, so one
+//! experiment's backend may ask for different m per query (e.g. fewer rankers for a short result
+//! page).
 //!
 //! Canonical order: a result is placed by the positions of its two arms in the shown set, the
 //! earlier position first; results are sorted by (earlier position, later position). A policy
@@ -48,6 +49,9 @@ pub enum SetError {
     #[error("this policy compares at most {max} rankers per query, asked for {m}")]
     TooMany { m: usize, max: usize },
 }
+
+/// The arms one query shows, in the order chosen, or why `m` rankers cannot be compared.
+pub type SetChoice = Result<Vec<Arm>, SetError>;
 
 /// Checks that `m` rankers per query are allowed when a policy takes at most `max`.
 pub fn check_size(m: usize, max: usize) -> Result<(), SetError> {

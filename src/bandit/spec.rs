@@ -1,9 +1,11 @@
 //! Policy specifications: a policy name plus parameters, as the HTTP API (`{"name": "merge_dts",
 //! "params": {...}}`) and the command line (`merge_dts:alpha=0.262144,batch_size=16`) give them.
 
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+use super::params::PolicyParams;
+use super::registry::{DEFAULT_MULTI_POLICY, DEFAULT_POLICY, policy_info};
 
 /// A policy name and its parameters, not yet validated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -14,15 +16,6 @@ pub struct PolicySpec {
     pub params: Map<String, Value>,
 }
 
-/// The policy of an experiment that names none: joust's own, with the least regret across the
-/// kinds of preference matrix measured (README, Results: auto).
-pub const DEFAULT_POLICY: &str = "auto";
-
-/// The policy of an experiment that names none and compares more than two rankers per query:
-/// `auto` is pairwise, and Self-Sparring had the least regret of the multi-ranker policies at
-/// every m measured (README, Results: many rankers per query).
-pub const DEFAULT_MULTI_POLICY: &str = "self_sparring";
-
 /// Why a policy specification was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SpecError {
@@ -30,14 +23,6 @@ pub enum SpecError {
     UnknownPolicy { name: String, known: String },
     #[error("invalid parameters for `{policy}`: {message}")]
     InvalidParams { policy: String, message: String },
-}
-
-/// Parameters of one policy: deserialised from the spec (unknown names are refused by
-/// `#[serde(deny_unknown_fields)]`), with defaults from the paper, then validated.
-pub trait PolicyParams: DeserializeOwned + Serialize + Default {
-    /// Checks ranges for an experiment of `k` arms. The message names the parameter and the
-    /// accepted range.
-    fn validate(&self, k: usize) -> Result<(), String>;
 }
 
 impl PolicySpec {
@@ -50,9 +35,9 @@ impl PolicySpec {
 
     /// The spec an experiment comparing `rankers_per_query` rankers records: the one it asked
     /// for, or [`DEFAULT_POLICY`] ([`DEFAULT_MULTI_POLICY`] above two rankers per query) when it
-    /// named none. `auto` gets its design version written in when the request left it out, so
-    /// the stored spec itself says which design the experiment runs (the state records it too)
-    /// after later versions change the default.
+    /// named none, with what its policy pins written in (`auto`'s design version, when the
+    /// request left it out, so that the stored spec itself says which design the experiment runs
+    /// after later versions change the default).
     pub fn recorded(asked: Option<PolicySpec>, rankers_per_query: usize) -> PolicySpec {
         let mut spec = asked.unwrap_or_else(|| {
             PolicySpec::new(if rankers_per_query > 2 {
@@ -61,9 +46,8 @@ impl PolicySpec {
                 DEFAULT_POLICY
             })
         });
-        if spec.name == "auto" && !spec.params.contains_key("version") {
-            spec.params
-                .insert("version".into(), super::auto::AUTO_VERSION.into());
+        if let Ok(info) = policy_info(&spec.name) {
+            info.record(&mut spec.params);
         }
         spec
     }
@@ -112,29 +96,6 @@ impl PolicySpec {
     }
 }
 
-/// Checks a real parameter against an open or closed range; used by the policies' `validate`.
-pub fn check_range(
-    name: &str,
-    value: f64,
-    min: f64,
-    max: f64,
-    inclusive_min: bool,
-) -> Result<(), String> {
-    let above = if inclusive_min {
-        value >= min
-    } else {
-        value > min
-    };
-    if value.is_finite() && above && value <= max {
-        Ok(())
-    } else {
-        let open = if inclusive_min { "[" } else { "(" };
-        Err(format!(
-            "`{name}` must be in {open}{min}, {max}], got {value}"
-        ))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,13 +132,5 @@ mod tests {
             PolicySpec::recorded(None, 4),
             PolicySpec::new("self_sparring")
         );
-    }
-
-    #[test]
-    fn range_check_names_the_parameter() {
-        assert!(check_range("alpha", 0.51, 0.0, 10.0, false).is_ok());
-        let err = check_range("alpha", 0.0, 0.0, 10.0, false).unwrap_err();
-        assert!(err.contains("alpha"), "{err}");
-        assert!(check_range("alpha", f64::NAN, 0.0, 10.0, true).is_err());
     }
 }

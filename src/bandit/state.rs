@@ -6,7 +6,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::champion::{self, ChampionReport};
-use super::multi::{self, PairResult, SetError, SetOutcome, SetUpdate};
+use super::multi::{self, PairResult, SetChoice, SetOutcome, SetUpdate};
 use super::{
     AnyPolicy, Arm, BanditRng, Outcome, Pair, Policy, PolicySpec, SpecError, View, Win, WinMatrix,
 };
@@ -83,11 +83,7 @@ impl BanditState {
 
     /// Rebuilds the policy's caches; call it on a state loaded from storage before selecting.
     pub fn warm(&mut self) {
-        let view = View {
-            wins: &self.wins,
-            active: &self.active,
-            ties: self.ties,
-        };
+        let view = View::new(&self.wins, &self.active, self.ties);
         self.policy.warm(&view);
     }
 
@@ -100,11 +96,7 @@ impl BanditState {
     }
 
     pub fn view(&self) -> View<'_> {
-        View {
-            wins: &self.wins,
-            active: &self.active,
-            ties: self.ties,
-        }
+        View::new(&self.wins, &self.active, self.ties)
     }
 
     pub fn k(&self) -> usize {
@@ -155,11 +147,7 @@ impl BanditState {
         if !(self.active[duel.first] && self.active[duel.second]) {
             return Ok(());
         }
-        let view = View {
-            wins: &self.wins,
-            active: &self.active,
-            ties: self.ties,
-        };
+        let view = View::new(&self.wins, &self.active, self.ties);
         match win {
             Some(w) => self.policy.update(&view, w, rng),
             None if self.ties == TieRule::HalfWin => {
@@ -178,7 +166,7 @@ impl BanditState {
         self.policy.max_rankers_per_query()
     }
 
-    pub fn select_set<R: Rng + ?Sized>(&self, m: usize, rng: &mut R) -> Result<Vec<Arm>, SetError> {
+    pub fn select_set<R: Rng + ?Sized>(&self, m: usize, rng: &mut R) -> SetChoice {
         multi::check_size(m, self.policy.max_rankers_per_query())?;
         self.policy.select_set(&self.view(), m, rng)
     }
@@ -223,11 +211,7 @@ impl BanditState {
         if heard.results.is_empty() {
             return Ok(());
         }
-        let view = View {
-            wins: &self.wins,
-            active: &self.active,
-            ties: self.ties,
-        };
+        let view = View::new(&self.wins, &self.active, self.ties);
         self.policy.update_set(&view, &heard, rng);
         Ok(())
     }
@@ -303,11 +287,7 @@ impl BanditState {
     pub fn add_arm(&mut self) -> Arm {
         let arm = self.wins.add_arm();
         self.active.push(true);
-        let view = View {
-            wins: &self.wins,
-            active: &self.active,
-            ties: self.ties,
-        };
+        let view = View::new(&self.wins, &self.active, self.ties);
         self.policy.arm_added(&view, arm);
         arm
     }
@@ -322,11 +302,7 @@ impl BanditState {
             return Err(StateError::TooFewArms(2));
         }
         self.active[arm] = false;
-        let view = View {
-            wins: &self.wins,
-            active: &self.active,
-            ties: self.ties,
-        };
+        let view = View::new(&self.wins, &self.active, self.ties);
         self.policy.arm_retired(&view, arm);
         Ok(())
     }

@@ -112,7 +112,8 @@ pub struct SimulateArgs {
     /// With --letor: rankers compared per query. Above 2, each step multileaves up to M rankers'
     /// lists (--method team_draft_multileave, sample_only_scored, pairwise_preference or
     /// probabilistic_multileave)
-    /// and the policy learns every pair's result (mdb, ucb_candidates, self_sparring, merge_dts).
+    /// and the policy (one that takes M rankers per query: docs/policies.md) learns every pair's
+    /// result.
     #[arg(long, default_value_t = 2, value_name = "M")]
     pub rankers_per_query: usize,
 

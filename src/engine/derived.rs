@@ -9,8 +9,8 @@
 use std::any::Any;
 use std::sync::{Arc, OnceLock};
 
-use crate::bandit::champion::{self, ChampionReport, PreferenceEstimate};
 use crate::bandit::{Arm, BanditState};
+use crate::bandit::{ChampionReport, PreferenceEstimate, estimate_preference};
 
 /// Largest experiment (in active rankers) whose whole estimated matrix is computed.
 pub const MAX_MATRIX_RANKERS: usize = 1000;
@@ -86,7 +86,7 @@ impl Derived {
                 let cells = active
                     .iter()
                     .flat_map(|&i| active.iter().map(move |&j| (i, j)))
-                    .map(|(i, j)| champion::estimate(&view, i, j, k))
+                    .map(|(i, j)| estimate_preference(&view, i, j, k))
                     .collect();
                 Some(Arc::new(Estimates { active, cells }))
             })

@@ -6,7 +6,7 @@ use rand::{Rng, SeedableRng};
 use serde::Deserialize;
 use std::collections::HashSet;
 
-use crate::bandit::{BanditRng, BanditState, PolicySpec, TieRule};
+use crate::bandit::{BanditRng, BanditState, PolicySpec, TieRule, multi_ranker_policies};
 use crate::store::{self, experiments};
 
 use super::interleaving_config::{InterleavingConfig, InterleavingSpec};
@@ -162,10 +162,10 @@ impl Engine {
                 ErrorCode::InvalidRankersPerQuery,
                 format!(
                     "policy `{}` compares at most {} rankers per query, and rankers_per_query is \
-                     {rankers_per_query}; multi-ranker policies: mdb, ucb_candidates, \
-                     self_sparring, merge_dts",
+                     {rankers_per_query}; multi-ranker policies: {}",
                     policy.name,
-                    state.max_rankers_per_query()
+                    state.max_rankers_per_query(),
+                    multi_ranker_policies().collect::<Vec<_>>().join(", ")
                 ),
             ));
         }

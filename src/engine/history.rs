@@ -68,7 +68,7 @@ pub fn point_of(snap: &Snapshot) -> HistoryPoint {
 }
 
 /// The basis as the API names it (snake case, as it serialises).
-pub fn basis_name(basis: crate::bandit::champion::ChampionBasis) -> String {
+pub fn basis_name(basis: crate::bandit::ChampionBasis) -> String {
     serde_json::to_value(basis)
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::bandit::champion::ChampionReport;
+use crate::bandit::ChampionReport;
 use crate::bandit::{AnyPolicy, Arm, BanditState, PolicySpec, TieRule, WinMatrix};
 use crate::store::state::StoredExperiment;
 

@@ -3,8 +3,8 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::bandit::champion::{self, ChampionBasis};
 use crate::bandit::{Arm, PolicySpec};
+use crate::bandit::{CHAMPION_DELTA, ChampionBasis, PreferenceEstimate};
 use crate::engine::Snapshot;
 use crate::engine::snapshot::tie_rule_str;
 use crate::store::history::HistoryPoint;
@@ -150,7 +150,7 @@ pub fn matrix(s: &Snapshot) -> Option<Value> {
         })
         .collect();
     let k = active.len();
-    let estimate = |f: fn(&champion::PreferenceEstimate) -> f64| -> Vec<Vec<f64>> {
+    let estimate = |f: fn(&PreferenceEstimate) -> f64| -> Vec<Vec<f64>> {
         (0..k)
             .map(|r| (0..k).map(|c| f(est.get(r, c))).collect())
             .collect()
@@ -162,7 +162,7 @@ pub fn matrix(s: &Snapshot) -> Option<Value> {
         "preference": estimate(|e| e.p),
         "lower": estimate(|e| e.lower),
         "upper": estimate(|e| e.upper),
-        "confidence": 1.0 - champion::DELTA,
+        "confidence": 1.0 - CHAMPION_DELTA,
         "version": s.version,
     }))
 }

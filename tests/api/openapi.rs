@@ -4,6 +4,7 @@
 
 use crate::helpers::http_server;
 use crate::helpers::http_server::spawn_app;
+use joust::bandit::{POLICY_NAMES, multi_ranker_policies};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -603,5 +604,36 @@ fn the_spec_lists_exactly_the_server_error_codes() {
     assert!(
         unknown.is_empty(),
         "codes openapi.yaml lists but the server never sends: {unknown:?}"
+    );
+}
+
+/// The spec's policy names are the registry's, and the multi-ranker policies it lists for
+/// `rankers_per_query` are the registry's multi-ranker policies.
+#[test]
+fn policy_names_match_the_registry() {
+    let doc = spec();
+    let schemas = &doc["components"]["schemas"];
+    let documented: BTreeSet<&str> = schemas["PolicySpec"]["properties"]["name"]["enum"]
+        .as_array()
+        .expect("PolicySpec.name has an enum")
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let registered: BTreeSet<&str> = POLICY_NAMES.iter().copied().collect();
+    assert_eq!(documented, registered, "PolicySpec.name's enum");
+
+    let text = schemas["CreateExperiment"]["properties"]["rankers_per_query"]["description"]
+        .as_str()
+        .expect("rankers_per_query has a description");
+    let listed: BTreeSet<&str> = text
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|word| registered.contains(word))
+        .collect();
+    let multi: BTreeSet<&str> = multi_ranker_policies().collect();
+    assert_eq!(
+        listed, multi,
+        "policies named by rankers_per_query's description"
     );
 }

@@ -2,9 +2,9 @@
 //! depend on the machine's other allocations), and a state trained as the engine caches one.
 //! A binary that measures registers [`CountingAllocator`] as its `#[global_allocator]`.
 
-use joust::bandit::dts::{Dts, DtsParams};
-use joust::bandit::policies::AnyPolicy;
+use joust::bandit::AnyPolicy;
 use joust::bandit::{BanditRng, BanditState, Outcome, Pair, PolicySpec, TieRule};
+use joust::bandit::{Dts, DtsParams};
 use rand::{Rng, SeedableRng};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

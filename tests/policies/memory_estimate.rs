@@ -7,8 +7,7 @@
 //! the resident memory they add to the process.
 
 use crate::helpers::state_memory::{CountingAllocator, live_bytes};
-use joust::bandit::policies::POLICY_NAMES;
-use joust::engine::memory_budget;
+use joust::bandit::{POLICY_NAMES, PolicySpec, estimate_memory};
 
 // For the whole binary: it counts per thread, so the other tests do not disturb a measurement.
 #[global_allocator]
@@ -22,7 +21,7 @@ fn the_estimate_bounds_each_policys_memory() {
     for &policy in POLICY_NAMES {
         for k in [100, 400] {
             let live = live_bytes(policy, k) as u64;
-            let estimate = memory_budget::estimate(policy, k).bytes;
+            let estimate = estimate_memory(&PolicySpec::new(policy), k).unwrap().bytes;
             assert!(
                 live <= estimate,
                 "{policy} with {k} rankers holds {live} bytes, over its estimate {estimate}"

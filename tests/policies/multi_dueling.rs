@@ -7,12 +7,10 @@
 use crate::helpers::policy_run::{
     DELAYED, IMMEDIATE, MERGE_DTS_TUNED, check_set, condorcet16, draw_set_outcome, run_sets,
 };
-use joust::bandit::multi::pair_set;
-use joust::bandit::policies::POLICY_NAMES;
 use joust::bandit::{
-    Arm, BanditRng, BanditState, Outcome, Policy, PolicySpec, SetError, SetOutcome, StateError,
-    TieRule,
+    Arm, BanditRng, BanditState, Outcome, PolicySpec, SetError, SetOutcome, StateError, TieRule,
 };
+use joust::bandit::{POLICY_NAMES, pair_set};
 use joust::sim::scenarios;
 use rand::{Rng, SeedableRng};
 

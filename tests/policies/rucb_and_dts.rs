@@ -4,10 +4,8 @@
 
 use crate::helpers::policy_run;
 use crate::helpers::policy_run::{DELAYED, IMMEDIATE};
-use joust::bandit::dts::Dts;
-use joust::bandit::tournament::Tournament;
-use joust::bandit::ucb::ucb;
 use joust::bandit::{AnyPolicy, BanditRng, BanditState, Outcome, Pair, PolicySpec, TieRule};
+use joust::bandit::{Dts, Tournament, ucb};
 use joust::sim::{PrefMatrix, scenarios};
 use rand::{Rng, SeedableRng};
 

@@ -11,7 +11,7 @@ use super::multileave_run::run_once_multi;
 use super::regret::Regret;
 use super::run_record::{RunRecord, SimError};
 use super::seeds::run_seed;
-use crate::bandit::{AnyPolicy, BanditRng, Policy, PolicySpec};
+use crate::bandit::{AnyPolicy, BanditRng, PolicySpec, list_names, multi_ranker_policies};
 use crate::interleave::METHODS;
 use crate::sim::letor::{ClickEnvironment, LetorPlan};
 use crate::sim::matrix::MatrixPlan;
@@ -75,8 +75,9 @@ impl Simulation {
             if policy.max_rankers_per_query() < m {
                 return Err(SimError::Invalid(format!(
                     "--policy `{text}` compares at most {} rankers per query; \
-                     --rankers-per-query {m} needs mdb, ucb_candidates, self_sparring or merge_dts",
-                    policy.max_rankers_per_query()
+                     --rankers-per-query {m} needs {}",
+                    policy.max_rankers_per_query(),
+                    list_names(multi_ranker_policies(), "or")
                 )));
             }
         }

@@ -31,27 +31,19 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::spec::{PolicyParams, check_range};
-use super::{Arm, BanditRng, Pair, Policy, View, Win};
+use crate::bandit::params::{AtLeast, Open, Optional, policy_params};
+use crate::bandit::{Arm, BanditRng, Pair, Policy, View, Win};
 
 /// Horizon used to tune `γ` when neither is given.
 pub const DEFAULT_HORIZON: u64 = 1_000_000;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Rex3Params {
-    /// Exploration rate `γ ∈ (0, 1/2]`; derived from `horizon` when absent.
-    pub gamma: Option<f64>,
-    /// Horizon `T` used to tune `γ` when it is not given.
-    pub horizon: u64,
-}
-
-impl Default for Rex3Params {
-    fn default() -> Self {
-        Rex3Params {
-            gamma: None,
-            horizon: DEFAULT_HORIZON,
-        }
+policy_params! {
+    /// Parameters of `rex3`.
+    pub struct Rex3Params for Rex3 {
+        /// Horizon `T` used to tune `γ` when it is not given.
+        pub horizon: u64 = DEFAULT_HORIZON, AtLeast(1);
+        /// Exploration rate `γ ∈ (0, 1/2]`; derived from `horizon` when absent.
+        pub gamma: Option<f64> = None, Optional(Open(0.0, 0.5));
     }
 }
 
@@ -65,18 +57,6 @@ impl Rex3Params {
                 .sqrt()
                 .min(0.5)
         })
-    }
-}
-
-impl PolicyParams for Rex3Params {
-    fn validate(&self, _k: usize) -> Result<(), String> {
-        if self.horizon == 0 {
-            return Err("`horizon` must be at least 1, got 0".to_string());
-        }
-        match self.gamma {
-            Some(g) => check_range("gamma", g, 0.0, 0.5, false),
-            None => Ok(()),
-        }
     }
 }
 
@@ -190,16 +170,10 @@ impl Policy for Rex3 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bandit::params::PolicyParams;
+    use crate::bandit::testing::{Fresh, view_of};
     use crate::bandit::{TieRule, WinMatrix};
     use rand::SeedableRng;
-
-    fn view_of<'a>(w: &'a WinMatrix, active: &'a [bool]) -> View<'a> {
-        View {
-            wins: w,
-            active,
-            ties: TieRule::Ignore,
-        }
-    }
 
     #[test]
     fn default_gamma_follows_the_exp3_tuning() {
@@ -220,9 +194,8 @@ mod tests {
 
     #[test]
     fn a_win_moves_both_weights_by_the_importance_weighted_reward() {
-        let w = WinMatrix::new(4);
-        let active = [true; 4];
-        let view = view_of(&w, &active);
+        let arms = Fresh::new(4);
+        let view = arms.view(TieRule::Ignore);
         let params = Rex3Params {
             gamma: Some(0.4),
             horizon: 1000,
@@ -246,9 +219,8 @@ mod tests {
 
     #[test]
     fn log_weights_stay_finite_on_a_long_one_sided_run() {
-        let w = WinMatrix::new(3);
-        let active = [true; 3];
-        let view = view_of(&w, &active);
+        let arms = Fresh::new(3);
+        let view = arms.view(TieRule::Ignore);
         let params = Rex3Params {
             gamma: Some(0.5),
             horizon: 1000,

@@ -1,7 +1,7 @@
 //! MergeDTS with m rankers per query: a multi-dueling generalisation of li-2020 (its future work
 //! (2): "a generalization of MergeDTS ... to the case of online ranker evaluation tasks with a
 //! multi-dueling setup"), of our own design. The batches, the elimination rule, merging and
-//! stages are MergeDTS's unchanged ([`super::tournament`]); only the choice of arms per query and
+//! stages are MergeDTS's unchanged ([`crate::bandit::stats::tournament`]); only the choice of arms per query and
 //! how one query's results are learnt are new.
 //!
 //! Selection, in a batch drawn uniformly at random (as the pairwise policy does):
@@ -41,12 +41,12 @@
 
 use rand::Rng;
 
-use super::argbest::ArgMax;
-use super::beta::sample_beta;
-use super::duel_table::DuelTable;
-use super::multi::{PairResult, SetUpdate};
-use super::tournament::Tournament;
-use super::{Arm, View};
+use crate::bandit::multi::{PairResult, SetUpdate};
+use crate::bandit::stats::argbest::ArgMax;
+use crate::bandit::stats::beta::sample_beta;
+use crate::bandit::stats::duel_table::DuelTable;
+use crate::bandit::stats::tournament::Tournament;
+use crate::bandit::{Arm, View};
 
 /// The arms of one query of m > 2 rankers. `table` returns the cached Phase I table of a batch
 /// when it is up to date.
@@ -127,7 +127,7 @@ pub fn learn_set<R: Rng + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bandit::tournament::Confidence;
+    use crate::bandit::stats::tournament::Confidence;
     use crate::bandit::{BanditRng, TieRule, WinMatrix};
     use rand::SeedableRng;
 
@@ -155,11 +155,7 @@ mod tests {
             }
         }
         let active = [true; 6];
-        let view = View {
-            wins: &w,
-            active: &active,
-            ties: TieRule::Ignore,
-        };
+        let view = View::new(&w, &active, TieRule::Ignore);
         // c is 0 or 1: each strong arm wins its four sampled duels with the weak arms unless a
         // Beta(11, 91) sample (mean 0.11, sd 0.03) exceeds 1/2, 13 sd away, and a weak arm wins
         // at most three. Its opponents' phi are Beta(11, 91) for the weak arms and Beta(46, 56)

@@ -4,21 +4,16 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::spec::PolicyParams;
-use super::{Arm, BanditRng, Pair, Policy, View, Win};
+use crate::bandit::params::policy_params;
+use crate::bandit::{Arm, BanditRng, Pair, Policy, View, Win};
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct UniformParams {}
+policy_params! {
+    /// `uniform` has no parameters.
+    pub struct UniformParams for Uniform {}
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Uniform {}
-
-impl PolicyParams for UniformParams {
-    fn validate(&self, _k: usize) -> Result<(), String> {
-        Ok(())
-    }
-}
 
 impl Uniform {
     pub fn new(_params: UniformParams, _k: usize, _rng: &mut BanditRng) -> Self {

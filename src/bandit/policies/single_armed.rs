@@ -32,7 +32,7 @@ use rand::Rng;
 use rand_distr::{Beta, Distribution};
 use serde::{Deserialize, Serialize};
 
-use super::Arm;
+use crate::bandit::Arm;
 
 /// Which single-armed algorithm a box runs, with its parameter.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

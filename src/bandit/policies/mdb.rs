@@ -1,7 +1,7 @@
 //! `mdb`: Multi-Dueling Bandits (Brost, Seldin, Cox and Lioma, "Multi-Dueling Bandits and Their
 //! Application to Online Ranker Evaluation", CIKM 2016, Algorithm 1).
 //!
-//! Two relative upper confidence bounds per pair ([`super::ucb`], log term ln t): a tighter one
+//! Two relative upper confidence bounds per pair ([`crate::bandit::stats::ucb`], log term ln t): a tighter one
 //! with exploration `alpha` and a looser one with `alpha * beta` (beta >= 1). At every query:
 //! - E, the arms the tighter bounds do not beat (u_ij >= 1/2 against every other active arm);
 //! - if E holds exactly one arm, MDB exploits: that arm alone is shown (a self-duel, no regret
@@ -37,34 +37,20 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::multi::{self, ANY_NUMBER, SetError, SetUpdate};
-use super::spec::{PolicyParams, check_range};
-use super::ucb_candidates::{UcbBounds, capped, set_pair};
-use super::{Arm, BanditRng, Pair, Policy, View, Win};
+use super::ucb_candidates::{ChoosesByBounds, UcbBounds, capped};
+use crate::bandit::multi::ANY_NUMBER;
+use crate::bandit::params::{Closed, Open, policy_params};
+use crate::bandit::{Arm, BanditRng, View};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct MdbParams {
-    /// Exploration parameter of the tighter bounds.
-    pub alpha: f64,
-    /// How much wider the looser bounds explore: their exploration parameter is alpha * beta.
-    pub beta: f64,
-}
-
-impl Default for MdbParams {
-    fn default() -> Self {
-        MdbParams {
-            alpha: 0.51,
-            beta: 1.5,
-        }
+policy_params! {
+    /// Parameters of `mdb`.
+    pub struct MdbParams for Mdb {
+        /// Exploration parameter of the tighter bounds.
+        pub alpha: f64 = 0.51, Open(0.0, 1e6);
+        /// How much wider the looser bounds explore: their exploration parameter is alpha * beta.
+        pub beta: f64 = 1.5, Closed(1.0, 1e6);
     }
-}
-
-impl PolicyParams for MdbParams {
-    fn validate(&self, _k: usize) -> Result<(), String> {
-        check_range("alpha", self.alpha, 0.0, 1e6, false)?;
-        check_range("beta", self.beta, 1.0, 1e6, true)
-    }
+    rankers_per_query = ANY_NUMBER;
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -126,6 +112,12 @@ impl Mdb {
         tight.sort_unstable();
         tight
     }
+}
+
+impl ChoosesByBounds for Mdb {
+    fn bounds_mut(&mut self) -> &mut UcbBounds {
+        &mut self.bounds
+    }
 
     fn choose<R: Rng + ?Sized>(&self, view: &View, m: usize, rng: &mut R) -> Vec<Arm> {
         let Sets { tight, loose_only } = self.sets(view);
@@ -135,67 +127,17 @@ impl Mdb {
             _ => capped(tight, loose_only, m, rng),
         }
     }
-}
 
-impl Policy for Mdb {
-    fn select<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Pair {
-        set_pair(&self.choose(view, 2, rng))
-    }
-
-    fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, _rng: &mut R) {
-        self.bounds.heard(view, &[win.winner, win.loser], 1);
-    }
-
-    fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, _rng: &mut R) {
-        self.bounds.heard(view, &[a, b], 1);
-    }
-
-    fn self_duel<R: Rng + ?Sized>(&mut self, _view: &View, _arm: Arm, _rng: &mut R) {
-        self.bounds.self_duel();
-    }
-
-    fn warm(&mut self, view: &View) {
-        self.bounds.rebuild(view);
-    }
-
-    fn arm_added(&mut self, view: &View, _arm: Arm) {
-        self.warm(view);
-    }
-
-    fn arm_retired(&mut self, view: &View, _arm: Arm) {
-        self.warm(view);
-    }
-
-    fn belief(&self, view: &View) -> Option<Arm> {
-        match self.sets(view).tight.as_slice() {
-            [only] => Some(*only),
-            _ => None,
-        }
-    }
-
-    fn max_rankers_per_query(&self) -> usize {
-        ANY_NUMBER
-    }
-
-    fn select_set<R: Rng + ?Sized>(
-        &self,
-        view: &View,
-        m: usize,
-        rng: &mut R,
-    ) -> Result<Vec<Arm>, SetError> {
-        multi::check_size(m, ANY_NUMBER)?;
-        Ok(self.choose(view, m, rng))
-    }
-
-    fn update_set<R: Rng + ?Sized>(&mut self, view: &View, heard: &SetUpdate, _rng: &mut R) {
-        self.bounds
-            .heard(view, &heard.arms, heard.results.len() as u64);
+    fn unbeaten(&self, view: &View) -> Vec<Arm> {
+        self.sets(view).tight
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bandit::params::PolicyParams;
+    use crate::bandit::{Pair, Policy};
     use crate::bandit::{TieRule, WinMatrix};
     use rand::SeedableRng;
 
@@ -221,11 +163,7 @@ mod tests {
         let (mut w, active) = state_with_close_rival();
         // Make arm 1 clearly worse than arm 0: 48 wins in 218.
         w.add_wins(0, 1, 118);
-        let view = View {
-            wins: &w,
-            active: &active,
-            ties: TieRule::Ignore,
-        };
+        let view = View::new(&w, &active, TieRule::Ignore);
         let mut p = Mdb::new(MdbParams::default(), 4, &mut rng);
         p.bounds.t = 199; // ln 200 = 5.3; u_10 = 48/218 + sqrt(0.51 * 5.3 / 218) = 0.33 < 1/2.
         assert_eq!(p.tight_set(&view), vec![0]);
@@ -238,11 +176,7 @@ mod tests {
     fn the_looser_set_is_shown_when_the_tighter_one_is_not_a_single_arm() {
         let mut rng = BanditRng::seed_from_u64(2);
         let (w, active) = state_with_close_rival();
-        let view = View {
-            wins: &w,
-            active: &active,
-            ties: TieRule::Ignore,
-        };
+        let view = View::new(&w, &active, TieRule::Ignore);
         let mut p = Mdb::new(MdbParams::default(), 4, &mut rng);
         p.bounds.t = 99;
         // Arms 0 and 1 are unbeaten; 2 and 3 lose 5 / 100 to both (u = 0.05 + 0.15 < 1/2 even

@@ -47,25 +47,14 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::spec::{PolicyParams, check_range};
-use super::{Arm, BanditRng, Pair, Policy, View, Win};
+use crate::bandit::params::{Closed, policy_params};
+use crate::bandit::{Arm, BanditRng, Pair, Policy, View, Win};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Rmed1Params {
-    /// `α` in `f(K) = α K^1.01`: extra slack before an arm stops being a candidate.
-    pub alpha: f64,
-}
-
-impl Default for Rmed1Params {
-    fn default() -> Self {
-        Rmed1Params { alpha: 0.3 }
-    }
-}
-
-impl PolicyParams for Rmed1Params {
-    fn validate(&self, _k: usize) -> Result<(), String> {
-        check_range("alpha", self.alpha, 0.0, 1e6, true)
+policy_params! {
+    /// Parameters of `rmed1`.
+    pub struct Rmed1Params for Rmed1 {
+        /// `α` in `f(K) = α K^1.01`: extra slack before an arm stops being a candidate.
+        pub alpha: f64 = 0.3, Closed(0.0, 1e6);
     }
 }
 
@@ -344,15 +333,9 @@ impl Policy for Rmed1 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bandit::testing::{feed_random, view_of};
     use crate::bandit::{TieRule, WinMatrix};
-
-    fn view_of<'a>(w: &'a WinMatrix, active: &'a [bool]) -> View<'a> {
-        View {
-            wins: w,
-            active,
-            ties: TieRule::Ignore,
-        }
-    }
+    use rand::SeedableRng;
 
     #[test]
     fn divergence_to_one_half() {
@@ -374,17 +357,20 @@ mod tests {
         w
     }
 
+    /// A fresh Rmed1 over `view`'s arms with every divergence computed.
+    fn rescored(view: &View) -> Rmed1 {
+        let mut rng = BanditRng::seed_from_u64(0);
+        let mut p = Rmed1::new(Rmed1Params::default(), view.k(), &mut rng);
+        p.rescore_all(view);
+        p
+    }
+
     #[test]
     fn divergence_sums_the_evidence_against_each_arm() {
         let w = three_arms();
         let active = [true; 3];
         let view = view_of(&w, &active);
-        let mut p = Rmed1::new(
-            Rmed1Params::default(),
-            3,
-            &mut rand::SeedableRng::seed_from_u64(0),
-        );
-        p.rescore_all(&view);
+        let p = rescored(&view);
         assert!(!p.initial_phase());
         assert_eq!(p.divergence(0), 0.0);
         assert!((p.divergence(1) - 40.0 * kl_to_half(0.25)).abs() < 1e-9);
@@ -400,12 +386,7 @@ mod tests {
         let w = three_arms();
         let active = [true; 3];
         let view = view_of(&w, &active);
-        let mut p = Rmed1::new(
-            Rmed1Params::default(),
-            3,
-            &mut rand::SeedableRng::seed_from_u64(0),
-        );
-        p.rescore_all(&view);
+        let p = rescored(&view);
         // Nobody beats arm 0: it is compared with itself.
         assert_eq!(p.target(&view, 0), 0);
         // i* = 0 beats arm 2: the target is i*.
@@ -423,12 +404,7 @@ mod tests {
         }
         let active = [true; 3];
         let view = view_of(&w, &active);
-        let mut p = Rmed1::new(
-            Rmed1Params::default(),
-            3,
-            &mut rand::SeedableRng::seed_from_u64(0),
-        );
-        p.rescore_all(&view);
+        let p = rescored(&view);
         assert_eq!(p.leader(&view), Some(0));
         // μ̂_10 = 0.55: i* is not in Ô_1, so the target is argmin_j μ̂_1j = 2 (μ̂_12 = 0.1).
         assert_eq!(p.target(&view, 1), 2);
@@ -440,34 +416,14 @@ mod tests {
 
     #[test]
     fn incremental_divergences_match_a_full_recount() {
-        use rand::{Rng, SeedableRng};
         for ties in [TieRule::Ignore, TieRule::HalfWin] {
             let mut rng = BanditRng::seed_from_u64(5);
             let mut w = WinMatrix::new(5);
             let active = [true; 5];
             let mut p = Rmed1::new(Rmed1Params::default(), 5, &mut rng);
-            for _ in 0..2000 {
-                let a = rng.random_range(0..5);
-                let b = (a + rng.random_range(1..5)) % 5;
-                let view = |w| View {
-                    wins: w,
-                    active: &active,
-                    ties,
-                };
-                if ties == TieRule::HalfWin && rng.random::<f64>() < 0.2 {
-                    w.record_tie(a, b);
-                    p.tie(&view(&w), a, b, &mut rng);
-                } else {
-                    w.record_win(a, b);
-                    p.update(&view(&w), Win::of(Pair::new(a, b), true), &mut rng);
-                }
-            }
+            feed_random(&mut p, &mut w, &active, ties, 2000, &mut rng);
             let mut fresh = p.clone();
-            fresh.rescore_all(&View {
-                wins: &w,
-                active: &active,
-                ties,
-            });
+            fresh.rescore_all(&View::new(&w, &active, ties));
             for i in 0..5 {
                 assert!((p.divergence(i) - fresh.divergence(i)).abs() < 1e-9);
                 assert_eq!(p.challengers[i], fresh.challengers[i]);

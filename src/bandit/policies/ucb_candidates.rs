@@ -2,7 +2,7 @@
 //! section 6.6, the candidate selection it runs Sample-Only Scored Multileave with; Brost et al.
 //! 2016 use the same set as MDB's tighter set, see [`super::mdb`]).
 //!
-//! At every query, with u_ij the relative upper confidence bound of [`super::ucb`] at log term
+//! At every query, with u_ij the relative upper confidence bound of [`crate::bandit::stats::ucb`] at log term
 //! ln t and exploration `alpha`, the candidates are the active arms i with u_ij >= 1/2 against
 //! every other active arm: the arms that could still be the Condorcet winner. All of them are
 //! compared at once; nothing is eliminated for good (a growing t widens the bounds, so an arm can
@@ -37,29 +37,19 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::cached::{Cached, evidence_total};
-use super::multi::{self, ANY_NUMBER, SetError, SetUpdate};
-use super::spec::{PolicyParams, check_range};
-use super::ucb::threshold;
-use super::{Arm, BanditRng, Pair, Policy, View, Win};
+use crate::bandit::multi::{self, ANY_NUMBER, SetUpdate};
+use crate::bandit::params::{Open, policy_params};
+use crate::bandit::stats::cached::{Cached, evidence_total};
+use crate::bandit::stats::ucb::threshold;
+use crate::bandit::{Arm, BanditRng, Pair, Policy, SetChoice, View, Win};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct UcbCandidatesParams {
-    /// Exploration parameter of the confidence bounds.
-    pub alpha: f64,
-}
-
-impl Default for UcbCandidatesParams {
-    fn default() -> Self {
-        UcbCandidatesParams { alpha: 0.51 }
+policy_params! {
+    /// Parameters of `ucb_candidates`.
+    pub struct UcbCandidatesParams for UcbCandidates {
+        /// Exploration parameter of the confidence bounds.
+        pub alpha: f64 = 0.51, Open(0.0, 1e6);
     }
-}
-
-impl PolicyParams for UcbCandidatesParams {
-    fn validate(&self, _k: usize) -> Result<(), String> {
-        check_range("alpha", self.alpha, 0.0, 1e6, false)
-    }
+    rankers_per_query = ANY_NUMBER;
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -117,7 +107,7 @@ impl UcbBounds {
 }
 
 /// The worst pair threshold of `i` against the other active arms (see
-/// [`super::ucb::threshold`]): u_ij >= 1/2 for every j exactly when the log term times the
+/// [`crate::bandit::stats::ucb::threshold`]): u_ij >= 1/2 for every j exactly when the log term times the
 /// bound's scale is at least that value. O(K).
 fn worst_of(view: &View, alpha: f64, i: Arm) -> f64 {
     view.active_arms()
@@ -245,35 +235,38 @@ impl UcbCandidates {
             .map(|(i, _)| i)
             .collect()
     }
-
-    fn choose<R: Rng + ?Sized>(&self, view: &View, m: usize, rng: &mut R) -> Vec<Arm> {
-        let mut candidates = self.candidates(view);
-        if candidates.is_empty() {
-            candidates = view.active_arms().collect();
-        }
-        capped(candidates, Vec::new(), m, rng)
-    }
 }
 
-impl Policy for UcbCandidates {
+/// What a policy that shows the arms its [`UcbBounds`] do not beat decides for itself: which
+/// arms to show and its belief. Everything else (learning, caches, arms coming and going) is the
+/// bounds', so `ucb_candidates` and [`super::mdb`] share one [`Policy`] implementation.
+pub trait ChoosesByBounds {
+    fn bounds_mut(&mut self) -> &mut UcbBounds;
+    /// At most `m` arms to show, in index order.
+    fn choose<R: Rng + ?Sized>(&self, view: &View, m: usize, rng: &mut R) -> Vec<Arm>;
+    /// The arms that only the tightest bounds leave unbeaten: a single one is the belief.
+    fn unbeaten(&self, view: &View) -> Vec<Arm>;
+}
+
+impl<P: ChoosesByBounds> Policy for P {
     fn select<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Pair {
         set_pair(&self.choose(view, 2, rng))
     }
 
     fn update<R: Rng + ?Sized>(&mut self, view: &View, win: Win, _rng: &mut R) {
-        self.bounds.heard(view, &[win.winner, win.loser], 1);
+        self.bounds_mut().heard(view, &[win.winner, win.loser], 1);
     }
 
     fn tie<R: Rng + ?Sized>(&mut self, view: &View, a: Arm, b: Arm, _rng: &mut R) {
-        self.bounds.heard(view, &[a, b], 1);
+        self.bounds_mut().heard(view, &[a, b], 1);
     }
 
     fn self_duel<R: Rng + ?Sized>(&mut self, _view: &View, _arm: Arm, _rng: &mut R) {
-        self.bounds.self_duel();
+        self.bounds_mut().self_duel();
     }
 
     fn warm(&mut self, view: &View) {
-        self.bounds.rebuild(view);
+        self.bounds_mut().rebuild(view);
     }
 
     fn arm_added(&mut self, view: &View, _arm: Arm) {
@@ -285,29 +278,38 @@ impl Policy for UcbCandidates {
     }
 
     fn belief(&self, view: &View) -> Option<Arm> {
-        match self.candidates(view).as_slice() {
+        match self.unbeaten(view).as_slice() {
             [only] => Some(*only),
             _ => None,
         }
     }
 
-    fn max_rankers_per_query(&self) -> usize {
-        ANY_NUMBER
-    }
-
-    fn select_set<R: Rng + ?Sized>(
-        &self,
-        view: &View,
-        m: usize,
-        rng: &mut R,
-    ) -> Result<Vec<Arm>, SetError> {
+    fn select_set<R: Rng + ?Sized>(&self, view: &View, m: usize, rng: &mut R) -> SetChoice {
         multi::check_size(m, ANY_NUMBER)?;
         Ok(self.choose(view, m, rng))
     }
 
     fn update_set<R: Rng + ?Sized>(&mut self, view: &View, heard: &SetUpdate, _rng: &mut R) {
-        self.bounds
+        self.bounds_mut()
             .heard(view, &heard.arms, heard.results.len() as u64);
+    }
+}
+
+impl ChoosesByBounds for UcbCandidates {
+    fn bounds_mut(&mut self) -> &mut UcbBounds {
+        &mut self.bounds
+    }
+
+    fn choose<R: Rng + ?Sized>(&self, view: &View, m: usize, rng: &mut R) -> Vec<Arm> {
+        let mut candidates = self.candidates(view);
+        if candidates.is_empty() {
+            candidates = view.active_arms().collect();
+        }
+        capped(candidates, Vec::new(), m, rng)
+    }
+
+    fn unbeaten(&self, view: &View) -> Vec<Arm> {
+        self.candidates(view)
     }
 }
 
@@ -353,11 +355,7 @@ mod tests {
         w.add_wins(1, 2, 50);
         w.add_wins(2, 1, 50);
         let active = [true; 4];
-        let view = View {
-            wins: &w,
-            active: &active,
-            ties: TieRule::Ignore,
-        };
+        let view = View::new(&w, &active, TieRule::Ignore);
         let mut p = UcbCandidates::new(UcbCandidatesParams::default(), 4, &mut rng);
         p.bounds.t = 99; // ln 100 = 4.6: u_10 = 0 + sqrt(0.51 * 4.6 / 100) = 0.15 < 1/2.
         assert_eq!(p.candidates(&view), vec![0, 3]);

@@ -6,7 +6,7 @@
 //! date (after deserialisation, or when the win matrix changed without the policy hearing of it)
 //! computes from the win matrix directly until its next update rebuilds the cache.
 
-use super::{TieRule, View};
+use crate::bandit::{TieRule, View};
 
 #[derive(Clone)]
 pub struct Cached<T>(pub Option<T>);

@@ -10,7 +10,7 @@
 //! What joust does where the paper assumes each outcome follows its own selection:
 //! - `select` asks both boxes and changes nothing; the boxes learn only in `update`.
 //! - Every outcome says which side won: the service keeps the duel's order in its token
-//!   ([`super::Outcome`]). The left box is credited with the first arm (reward 1 if it won, 0 if
+//!   ([`crate::bandit::Outcome`]). The left box is credited with the first arm (reward 1 if it won, 0 if
 //!   it lost) and the right box with the second, as in the paper, however late the outcome.
 //! - A tie between two different arms (only when ties count as half a win) gives each box
 //!   reward 1/2.
@@ -33,58 +33,28 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::single_armed::{BoxRule, SingleArmed};
-use super::spec::{PolicyParams, check_range};
-use super::{Arm, BanditRng, Pair, Policy, View, Win};
+use crate::bandit::params::{Open, policy_params};
+use crate::bandit::{Arm, BanditRng, Pair, Policy, View, Win};
 
-/// Parameters of `sparring_ucb`: the exploration parameter of the paper's Algorithm 1 UCB.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct SparringUcbParams {
-    /// Index width `sqrt((alpha + 2) ln t / (2 n))`; the default 2 is Auer et al.'s UCB1.
-    pub alpha: f64,
-}
-
-impl Default for SparringUcbParams {
-    fn default() -> Self {
-        SparringUcbParams { alpha: 2.0 }
+policy_params! {
+    /// Parameters of `sparring_ucb`: the exploration parameter of the paper's Algorithm 1 UCB.
+    pub struct SparringUcbParams for Sparring {
+        /// Index width `sqrt((alpha + 2) ln t / (2 n))`; the default 2 is Auer et al.'s UCB1.
+        pub alpha: f64 = 2.0, Open(0.0, 100.0);
     }
 }
 
-impl PolicyParams for SparringUcbParams {
-    fn validate(&self, _k: usize) -> Result<(), String> {
-        check_range("alpha", self.alpha, 0.0, 100.0, false)
-    }
+policy_params! {
+    /// Parameters of `sparring_ts`: none (Beta(1, 1) priors).
+    pub struct SparringTsParams for Sparring {}
 }
 
-/// Parameters of `sparring_ts`: none (Beta(1, 1) priors).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SparringTsParams {}
-
-impl PolicyParams for SparringTsParams {
-    fn validate(&self, _k: usize) -> Result<(), String> {
-        Ok(())
-    }
-}
-
-/// Parameters of `sparring_exp3`: EXP3's exploration rate.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct SparringExp3Params {
-    /// Share of uniform exploration, also EXP3's learning rate (Auer et al. 2002). joust has no
-    /// horizon to tune it from, so it is fixed; 0.1 keeps exploration at 10%.
-    pub gamma: f64,
-}
-
-impl Default for SparringExp3Params {
-    fn default() -> Self {
-        SparringExp3Params { gamma: 0.1 }
-    }
-}
-
-impl PolicyParams for SparringExp3Params {
-    fn validate(&self, _k: usize) -> Result<(), String> {
-        check_range("gamma", self.gamma, 0.0, 1.0, false)
+policy_params! {
+    /// Parameters of `sparring_exp3`: EXP3's exploration rate.
+    pub struct SparringExp3Params for Sparring {
+        /// Share of uniform exploration, also EXP3's learning rate (Auer et al. 2002). joust has
+        /// no horizon to tune it from, so it is fixed; 0.1 keeps exploration at 10%.
+        pub gamma: f64 = 0.1, Open(0.0, 1.0);
     }
 }
 
@@ -172,7 +142,7 @@ impl Policy for Sparring {
     }
 
     fn belief(&self, view: &View) -> Option<Arm> {
-        super::argbest::highest_positive(view.active_arms(), |a| {
+        crate::bandit::stats::argbest::highest_positive(view.active_arms(), |a| {
             self.left.pulls(a) + self.right.pulls(a)
         })
     }
@@ -181,23 +151,16 @@ impl Policy for Sparring {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bandit::params::PolicyParams;
     use crate::bandit::{TieRule, WinMatrix};
     use rand::SeedableRng;
-
-    fn view_of<'a>(w: &'a WinMatrix, active: &'a [bool]) -> View<'a> {
-        View {
-            wins: w,
-            active,
-            ties: TieRule::HalfWin,
-        }
-    }
 
     #[test]
     fn each_box_is_credited_with_its_own_side() {
         let mut rng = BanditRng::seed_from_u64(1);
         let w = WinMatrix::new(3);
         let active = [true; 3];
-        let view = view_of(&w, &active);
+        let view = View::new(&w, &active, TieRule::HalfWin);
         for first_won in [true, false] {
             let mut s = Sparring::new(SparringTsParams {}, 3, &mut rng);
             // The duel (left 2, right 0), won by the left arm or by the right one.
@@ -215,7 +178,7 @@ mod tests {
         let mut rng = BanditRng::seed_from_u64(3);
         let w = WinMatrix::new(2);
         let active = [true; 2];
-        let view = view_of(&w, &active);
+        let view = View::new(&w, &active, TieRule::HalfWin);
         let mut s = Sparring::new(SparringExp3Params::default(), 2, &mut rng);
         s.tie(&view, 0, 1, &mut rng);
         assert_eq!((s.left.mean(0), s.left.total_pulls()), (Some(0.5), 1.0));
@@ -238,7 +201,7 @@ mod tests {
         let mut rng = BanditRng::seed_from_u64(4);
         let active = [true; 2];
         let w = WinMatrix::new(2);
-        let view = view_of(&w, &active);
+        let view = View::new(&w, &active, TieRule::HalfWin);
         let mut s = Sparring::new(SparringUcbParams::default(), 2, &mut rng);
         let n = 2_000;
         for _ in 0..n {

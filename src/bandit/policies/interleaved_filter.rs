@@ -44,38 +44,19 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::spec::PolicyParams;
-use super::{Arm, BanditRng, Pair, Policy, View, Win};
+use crate::bandit::params::{Horizon, policy_params};
+use crate::bandit::{Arm, BanditRng, Pair, Policy, View, Win};
 
 /// Horizon assumed when none is given: long enough for the experiments joust runs, and `δ`
 /// depends on it only through `ln T`.
 pub const DEFAULT_HORIZON: u64 = 1_000_000;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct InterleavedFilterParams {
-    /// The horizon `T` (number of duels the experiment is expected to run); `δ = 1/(T K²)`.
-    pub horizon: u64,
-}
-
-impl Default for InterleavedFilterParams {
-    fn default() -> Self {
-        InterleavedFilterParams {
-            horizon: DEFAULT_HORIZON,
-        }
-    }
-}
-
-impl PolicyParams for InterleavedFilterParams {
-    fn validate(&self, k: usize) -> Result<(), String> {
-        // The paper's guarantee needs T >= K.
-        if self.horizon < (k as u64).max(2) {
-            return Err(format!(
-                "`horizon` must be at least the number of rankers ({k}) and at least 2, got {}",
-                self.horizon
-            ));
-        }
-        Ok(())
+policy_params! {
+    /// Parameters of `interleaved_filter`.
+    pub struct InterleavedFilterParams for InterleavedFilter {
+        /// The horizon `T` (number of duels the experiment is expected to run); `δ = 1/(T K²)`.
+        /// The paper's guarantee needs T >= K.
+        pub horizon: u64 = DEFAULT_HORIZON, Horizon;
     }
 }
 
@@ -304,16 +285,10 @@ impl Policy for InterleavedFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bandit::{TieRule, WinMatrix};
+    use crate::bandit::WinMatrix;
+    use crate::bandit::params::PolicyParams;
+    use crate::bandit::testing::view_of;
     use rand::SeedableRng;
-
-    fn view_of<'a>(w: &'a WinMatrix, active: &'a [bool]) -> View<'a> {
-        View {
-            wins: w,
-            active,
-            ties: TieRule::Ignore,
-        }
-    }
 
     fn policy(incumbent: Arm, candidates: Vec<Arm>) -> InterleavedFilter {
         InterleavedFilter {

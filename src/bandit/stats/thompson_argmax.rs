@@ -29,7 +29,7 @@ use rand::Rng;
 
 use super::beta::sample_beta;
 use super::beta_tail::{sample_body, sample_upper_tail, small_tail_threshold};
-use super::{Arm, Pair};
+use crate::bandit::{Arm, Pair, View};
 
 /// Largest tail probability of a threshold: about 2 tail candidates per draw on 136 arms.
 pub const EPS: f64 = 1.0 / 64.0;
@@ -42,6 +42,22 @@ struct Entry {
     /// (u, q), or `None`: the arm is drawn in full. Computed only for arms other than the
     /// leader (whose posterior changes at almost every step and is always drawn in full).
     threshold: Option<(f64, f64)>,
+}
+
+/// An arm's Beta posterior counts with its self-duels added as half a win and half a loss each
+/// (a self-duel is a tie of the arm with itself), or `None` for an arm out of the running.
+pub fn with_self_duels(
+    view: &View,
+    arm: Arm,
+    running: bool,
+    wins: f64,
+    losses: f64,
+) -> Option<(f64, f64)> {
+    if !view.is_active(arm) || !running {
+        return None;
+    }
+    let half_self_duels = 0.5 * view.wins.ties(arm, arm) as f64;
+    Some((wins + half_self_duels, losses + half_self_duels))
 }
 
 #[derive(Clone, Debug)]

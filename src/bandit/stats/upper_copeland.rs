@@ -19,7 +19,7 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
 use super::ucb::threshold;
-use super::{Arm, View};
+use crate::bandit::{Arm, View};
 
 /// The threshold of u_ij > 1/2 with DTS's prior of one win each way.
 #[inline]
@@ -224,11 +224,7 @@ mod tests {
             let mut w = WinMatrix::new(k);
             let active = vec![true; k];
             let arms: Vec<Arm> = (0..k).collect();
-            let view = View {
-                wins: &w,
-                active: &active,
-                ties,
-            };
+            let view = View::new(&w, &active, ties);
             let mut kept = UpperCopeland::build(&view, &arms, alpha, 0.0);
             let mut changed_candidates = 0;
             let mut last = kept.candidates();
@@ -246,11 +242,7 @@ mod tests {
                         w.record_win(j, i);
                     }
                 }
-                let view = View {
-                    wins: &w,
-                    active: &active,
-                    ties,
-                };
+                let view = View::new(&w, &active, ties);
                 kept.update_pair(&view, i, j);
                 let log_term = ((t + 1) as f64).ln();
                 kept.advance(log_term);

@@ -3,7 +3,7 @@
 //! inside a batch, an arm is eliminated once an optimistic bound says another arm of its batch
 //! beats it, and batches are merged as arms disappear, until one arm survives.
 //!
-//! Conventions (following the MergeDTS authors' implementation where ALGORITHMS.md describes it):
+//! Conventions (following the MergeDTS authors' implementation; docs/policies.md):
 //! - Counts carry a prior of one win each way: u_ij is computed from w_ij + 1 wins out of
 //!   n_ij + 2 comparisons, so no pair divides by zero.
 //! - The log term is ln(t + C) with t = 1 at the first outcome of a stage, i.e. the paper's t
@@ -47,7 +47,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cached::{Cached, evidence_total};
 use super::ucb::threshold;
-use super::{Arm, BanditRng, View};
+use crate::bandit::{Arm, BanditRng, View};
 
 /// Confidence parameters shared by the Merge policies.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -254,14 +254,6 @@ impl Tournament {
             return (b != NO_BATCH).then_some(b);
         }
         self.batches.iter().position(|b| b.contains(&arm))
-    }
-
-    /// Whether u_ij < 1/2 for some batch-mate j of i, read from the win matrix.
-    pub fn is_dominated(&self, view: &View, i: Arm) -> bool {
-        let Some(b) = self.batch_of(i) else {
-            return false;
-        };
-        self.log_term() < self.worst_direct(view, b, i)
     }
 
     fn worst_direct(&self, view: &View, batch: usize, i: Arm) -> f64 {

@@ -13,7 +13,7 @@
 //!   slowly: on 1good:linear, window 16 had 2.5x the regret of the default 1 at 10^5 steps.
 //!   Before any outcome, the left arm is uniform over active arms.
 //! - Every outcome says which side won: the service keeps the duel's order in its token
-//!   ([`super::Outcome`]). The first (left) arm's box is credited with the second (right) arm,
+//!   ([`crate::bandit::Outcome`]). The first (left) arm's box is credited with the second (right) arm,
 //!   reward 1 if it won, and the right arm joins the window.
 //! - A tie between two arms (only when ties count) gives reward 1/2. A self-duel of x can only
 //!   come from `S_x` proposing x, so `S_x` reads the self-tie count of x as pulls of x with
@@ -29,42 +29,23 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 
 use super::single_armed::{BoxRule, SingleArmed};
-use super::spec::{PolicyParams, check_range};
-use super::{Arm, BanditRng, Pair, Policy, View, Win};
-
-/// Parameters of `multi_sbm`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct MultiSbmParams {
-    /// UCB index width `sqrt((alpha + 2) ln t / (2 n))`; Theorem 4.2 needs alpha >= 3.
-    pub alpha: f64,
-    /// How many recent right arms the left arm is drawn from; 1 is the paper's rule.
-    pub window: usize,
-}
-
-impl Default for MultiSbmParams {
-    fn default() -> Self {
-        MultiSbmParams {
-            alpha: 3.0,
-            window: 1,
-        }
-    }
-}
+use crate::bandit::memory::Footprint;
+use crate::bandit::params::{Between, Open, policy_params};
+use crate::bandit::{Arm, BanditRng, Pair, Policy, View, Win};
 
 /// Largest accepted `window`.
 pub const MAX_WINDOW: usize = 1 << 20;
 
-impl PolicyParams for MultiSbmParams {
-    fn validate(&self, _k: usize) -> Result<(), String> {
-        check_range("alpha", self.alpha, 0.0, 100.0, false)?;
-        if self.window == 0 || self.window > MAX_WINDOW {
-            return Err(format!(
-                "`window` must be in [1, {MAX_WINDOW}], got {}",
-                self.window
-            ));
-        }
-        Ok(())
+policy_params! {
+    /// Parameters of `multi_sbm`.
+    pub struct MultiSbmParams for MultiSbm {
+        /// UCB index width `sqrt((alpha + 2) ln t / (2 n))`; Theorem 4.2 needs alpha >= 3.
+        pub alpha: f64 = 3.0, Open(0.0, 100.0);
+        /// How many recent right arms the left arm is drawn from; 1 is the paper's rule.
+        pub window: usize = 1, Between(1, MAX_WINDOW);
     }
+    // A single-armed learner per left ranker, created on first use.
+    memory(params, k) => Footprint::per_pair(24);
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -171,27 +152,25 @@ impl Policy for MultiSbm {
     }
 
     fn belief(&self, view: &View) -> Option<Arm> {
-        super::argbest::highest_positive(view.active_arms(), |a| self.times_right(view, a))
+        crate::bandit::stats::argbest::highest_positive(view.active_arms(), |a| {
+            self.times_right(view, a)
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bandit::{TieRule, WinMatrix};
+    use crate::bandit::TieRule;
+    use crate::bandit::params::PolicyParams;
+    use crate::bandit::testing::{Fresh, seeded};
     use rand::SeedableRng;
 
     #[test]
     fn left_arm_is_a_previous_right_arm_and_its_box_is_credited() {
-        let mut rng = BanditRng::seed_from_u64(1);
-        let w = WinMatrix::new(5);
-        let active = [true; 5];
-        let view = View {
-            wins: &w,
-            active: &active,
-            ties: TieRule::Ignore,
-        };
-        let mut m = MultiSbm::new(MultiSbmParams::default(), 5, &mut rng);
+        let (mut m, mut rng) = seeded(MultiSbmParams::default(), 5, 1);
+        let arms = Fresh::new(5);
+        let view = arms.view(TieRule::Ignore);
         let mut last_right = None;
         for _ in 0..300 {
             let pair = m.select(&view, &mut rng);
@@ -216,13 +195,8 @@ mod tests {
     #[test]
     fn window_is_bounded_and_params_are_checked() {
         let mut rng = BanditRng::seed_from_u64(2);
-        let w = WinMatrix::new(3);
-        let active = [true; 3];
-        let view = View {
-            wins: &w,
-            active: &active,
-            ties: TieRule::HalfWin,
-        };
+        let arms = Fresh::new(3);
+        let view = arms.view(TieRule::HalfWin);
         let params = MultiSbmParams {
             window: 16,
             ..MultiSbmParams::default()

@@ -13,7 +13,7 @@
 use rand::Rng;
 
 use super::beta::{prob_above_half, prob_above_half_next, sample_above_half};
-use super::{Arm, View};
+use crate::bandit::{Arm, View};
 
 /// P(theta_ij > 1/2) from the win matrix, or NaN when the counts are not integers.
 pub fn cell(view: &View, i: Arm, j: Arm) -> f64 {

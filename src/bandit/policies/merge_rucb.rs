@@ -1,6 +1,6 @@
 //! `merge_rucb`: MergeRUCB (zoghi-2015, as summarised in li-2020 sections 3 and 4.3).
 //!
-//! The same batch tournament as MergeDTS ([`super::tournament`]: elimination by relative upper
+//! The same batch tournament as MergeDTS ([`crate::bandit::stats::tournament`]: elimination by relative upper
 //! confidence bounds, merging, stages); only the choice of the duel differs. In a batch drawn
 //! uniformly at random, the first arm c is drawn uniformly from the batch and the second is
 //! d = argmax_j u_jc over the batch with u_cc = 1/2 (ties at random): the arm most likely to beat c.
@@ -14,43 +14,28 @@
 //! theoretical alpha > 1/2.
 //!
 //! Conventions: counts carry a prior of one win each way (u_jc from w_jc + 1 wins out of n + 2),
-//! time advances with outcomes, not selections, as in [`super::tournament`].
+//! time advances with outcomes, not selections, as in [`crate::bandit::stats::tournament`].
 
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::argbest::ArgMax;
-use super::merge_dts::validate_merge;
-use super::spec::PolicyParams;
-use super::tournament::{Confidence, Tournament};
-use super::ucb::ucb;
-use super::{Arm, BanditRng, Pair, Policy, View, Win};
+use crate::bandit::params::{AtLeast, Open, policy_params};
+use crate::bandit::stats::argbest::ArgMax;
+use crate::bandit::stats::tournament::{Confidence, Tournament};
+use crate::bandit::stats::ucb::ucb;
+use crate::bandit::{Arm, BanditRng, Pair, Policy, View, Win};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct MergeRucbParams {
-    /// Exploration parameter of the confidence bounds.
-    pub alpha: f64,
-    /// Batch size M.
-    pub batch_size: usize,
-    /// Exploration offset C in ln(t + C).
-    pub c: f64,
-}
-
-impl Default for MergeRucbParams {
-    fn default() -> Self {
-        MergeRucbParams {
-            alpha: 1.01,
-            batch_size: 4,
-            c: 4e6,
-        }
+policy_params! {
+    /// Parameters of `merge_rucb`.
+    pub struct MergeRucbParams for MergeRucb {
+        /// Exploration parameter of the confidence bounds.
+        pub alpha: f64 = 1.01, Open(0.0, 1e6);
+        /// Batch size M.
+        pub batch_size: usize = 4, AtLeast(2);
+        /// Exploration offset C in ln(t + C).
+        pub c: f64 = 4e6, Open(0.0, 1e300);
     }
-}
-
-impl PolicyParams for MergeRucbParams {
-    fn validate(&self, _k: usize) -> Result<(), String> {
-        validate_merge(self.alpha, self.batch_size, self.c)
-    }
+    for_many_rankers = true;
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

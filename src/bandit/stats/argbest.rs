@@ -4,7 +4,7 @@
 
 use rand::Rng;
 
-use super::Arm;
+use crate::bandit::Arm;
 
 #[derive(Debug, Clone, Copy)]
 pub struct ArgMax {

@@ -1,12 +1,12 @@
 //! `dts`: Double Thompson Sampling (Wu & Liu 2016, as summarised in li-2020 section 3).
 //!
 //! At every step, with relative bounds u_ij and l_ij = mean -/+ sqrt(alpha ln t / n) of
-//! [`super::ucb`]:
+//! [`crate::bandit::stats::ucb`]:
 //! 1. Candidates: the arms with the largest upper Copeland score #{j : u_ij > 1/2}.
 //! 2. First arm (first Thompson sample): theta_ij ~ Beta(w_ij + 1, w_ji + 1), theta_ji =
 //!    1 - theta_ij; c is the candidate winning the most sampled duels (ties at random). As in
 //!    MergeDTS only the indicators theta_ij > 1/2 matter, drawn exactly from cached probabilities
-//!    ([`super::duel_table`]), and only for pairs that involve a candidate.
+//!    ([`crate::bandit::stats::duel_table`]), and only for pairs that involve a candidate.
 //! 3. Second arm (second Thompson sample): theta_jc ~ Beta(w_jc + 1, w_cj + 1) for j != c and
 //!    theta_cc = 1/2; d is the argmax over the arms with l_jc <= 1/2 (c itself always qualifies,
 //!    l_cc = 1/2), ties at random.
@@ -18,12 +18,11 @@
 //! says little. (On MSLR's 136 rankers at 10^5 steps the belief is r105, not the winner r109,
 //! which beats it with probability 0.5056 only: DTS itself has not told them apart yet.)
 //!
-//! Cost: the upper Copeland scores are kept step by step ([`super::upper_copeland`], O(log K)
+//! Cost: the upper Copeland scores are kept step by step ([`crate::bandit::stats::upper_copeland`], O(log K)
 //! per outcome) rather than recomputed from K^2 bounds, and the first sample draws only the
 //! pairs that involve a candidate, O(K) per candidate: a step costs O(K^2) only while most arms
-//! are candidates, as on MSLR's closely matched rankers (about 40,000 steps/s at 136 arms over
-//! 10^5 steps; over 10^4 steps, 15 to 19 times the direct computation measured in the same
-//! session; the same choices, as the same seeds give the same regret). It is meant for
+//! are candidates, as on MSLR's closely matched rankers (its speed, and how much faster than the
+//! direct computation that makes the same choices: docs/benchmarks.md). It is meant for
 //! experiments of tens of arms, not thousands.
 //!
 //! Conventions: counts carry a prior of one win each way (as the MergeDTS authors' implementation
@@ -38,32 +37,27 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::argbest::ArgMax;
-use super::beta::sample_beta;
-use super::cached::{Cached, evidence_total};
-use super::duel_table::DuelTable;
-use super::spec::{PolicyParams, check_range};
-use super::ucb::{threshold, ucb};
-use super::upper_copeland::{UpperCopeland, candidates_from_scratch};
-use super::{Arm, BanditRng, Pair, Policy, View, Win};
+use crate::bandit::memory::Footprint;
+use crate::bandit::params::{Open, policy_params};
+use crate::bandit::stats::argbest::ArgMax;
+use crate::bandit::stats::beta::sample_beta;
+use crate::bandit::stats::cached::{Cached, evidence_total};
+use crate::bandit::stats::duel_table::DuelTable;
+use crate::bandit::stats::ucb::{threshold, ucb};
+use crate::bandit::stats::upper_copeland::{UpperCopeland, candidates_from_scratch};
+use crate::bandit::{Arm, BanditRng, Pair, Policy, View, Win};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct DtsParams {
-    /// Exploration parameter of the confidence bounds.
-    pub alpha: f64,
-}
+/// DTS's bytes per pair of rankers: its table of P(theta_ij > 1/2) as `f64` and as a `u64`
+/// threshold, and its upper Copeland scores kept step by step (see `bandit::memory`).
+pub const BYTES_PER_PAIR: u64 = 41;
 
-impl Default for DtsParams {
-    fn default() -> Self {
-        DtsParams { alpha: 0.51 }
+policy_params! {
+    /// Parameters of `dts`.
+    pub struct DtsParams for Dts {
+        /// Exploration parameter of the confidence bounds.
+        pub alpha: f64 = 0.51, Open(0.0, 1e6);
     }
-}
-
-impl PolicyParams for DtsParams {
-    fn validate(&self, _k: usize) -> Result<(), String> {
-        check_range("alpha", self.alpha, 0.0, 1e6, false)
-    }
+    memory(params, k) => Footprint::per_pair(BYTES_PER_PAIR);
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -118,7 +112,7 @@ impl Dts {
     }
 
     /// The arms with the largest upper Copeland score: kept step by step
-    /// ([`super::upper_copeland`]), or computed directly before the cache is built.
+    /// ([`crate::bandit::stats::upper_copeland`]), or computed directly before the cache is built.
     pub fn candidates(&self, view: &View) -> Vec<Arm> {
         let log_term = self.log_term();
         match self.copeland.0.as_ref() {
@@ -135,7 +129,7 @@ impl Dts {
     }
 
     /// Whether l_jc <= 1/2 (c does not surely beat j): u_cj >= 1/2, that is, not ln t below the
-    /// pair's threshold (the arithmetic of the candidates, [`super::ucb::threshold`]).
+    /// pair's threshold (the arithmetic of the candidates, [`crate::bandit::stats::ucb::threshold`]).
     fn not_surely_beaten(&self, view: &View, j: Arm, c: Arm, log_term: f64) -> bool {
         log_term >= threshold(view.score(c, j) + 1.0, view.count(c, j) + 2.0, self.alpha)
     }
@@ -273,7 +267,9 @@ impl Policy for Dts {
     }
 
     fn belief(&self, view: &View) -> Option<Arm> {
-        super::argbest::highest_positive(view.active_arms(), |a| self.times_first(a) as f64)
+        crate::bandit::stats::argbest::highest_positive(view.active_arms(), |a| {
+            self.times_first(a) as f64
+        })
     }
 }
 

@@ -12,13 +12,13 @@
 //!   concentrate, and a single arm (a self-duel) once every draw picks the same one.
 //! - Learning needs nothing new: each pairwise result of the query is one `update` (a win for
 //!   the winner's Beta, a loss for the loser's) or `tie`, exactly as Sui et al. update every
-//!   observed pair; the default [`super::Policy::update_set`] does that. A self-duel still counts
+//!   observed pair; the default [`crate::bandit::Policy::update_set`] does that. A self-duel still counts
 //!   half a win and half a loss at selection, through the win matrix's self-tie counts.
 
 use rand::Rng;
 
-use super::self_sparring::SelfSparring;
-use super::{Arm, Policy, View};
+use super::SelfSparring;
+use crate::bandit::{Arm, Policy, View};
 
 /// The distinct arms of `m` independent Thompson draws, in order of first draw.
 pub fn thompson_set<R: Rng + ?Sized>(
@@ -44,21 +44,15 @@ pub fn thompson_set<R: Rng + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bandit::self_sparring::SelfSparringParams;
-    use crate::bandit::{BanditRng, TieRule, WinMatrix};
-    use rand::SeedableRng;
+    use crate::bandit::TieRule;
+    use crate::bandit::policies::self_sparring::SelfSparringParams;
+    use crate::bandit::testing::{Fresh, seeded};
 
     #[test]
     fn flat_posteriors_spread_the_draws_and_sharp_ones_collapse_them() {
-        let mut rng = BanditRng::seed_from_u64(3);
-        let w = WinMatrix::new(16);
-        let active = [true; 16];
-        let view = View {
-            wins: &w,
-            active: &active,
-            ties: TieRule::Ignore,
-        };
-        let mut s = SelfSparring::new(SelfSparringParams {}, 16, &mut rng);
+        let (mut s, mut rng) = seeded(SelfSparringParams {}, 16, 3);
+        let arms = Fresh::new(16);
+        let view = arms.view(TieRule::Ignore);
         // Uniform posteriors: each draw is a uniform arm, so the expected number of distinct
         // arms in 7 draws is 16 (1 - (15/16)^7) = 5.82. A set's size varies by less than one arm
         // (sd < 1), so the mean of 2,000 sets has sd < 0.023; allow 5 sd, 0.12.

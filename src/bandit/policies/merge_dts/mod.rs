@@ -1,13 +1,13 @@
 //! `merge_dts`: Merge Double Thompson Sampling (li-2020, Algorithms 1-3).
 //!
-//! Arms play in small batches ([`super::tournament`]: elimination by relative upper confidence
+//! Arms play in small batches ([`crate::bandit::stats::tournament`]: elimination by relative upper confidence
 //! bounds, merging, stages). At each step, in a batch drawn uniformly at random:
 //! - Phase I (SampleTournament): for every ordered pair of the batch, theta_ij ~
 //!   Beta(w_ij + 1, w_ji + 1); the first arm c has the most theta_cj > 1/2 (ties at random). By
 //!   default (`phase1 = independent`) theta_ij and theta_ji are drawn independently, as the
 //!   authors' code does; `phase1 = paper` sets theta_ji = 1 - theta_ij, as Algorithm 2 writes it,
 //!   so each pair is one sampled duel. Only the indicators theta_ij > 1/2 matter, and each is
-//!   drawn as one Bernoulli with the exact probability P(Beta > 1/2) ([`super::duel_table`]): the
+//!   drawn as one Bernoulli with the exact probability P(Beta > 1/2) ([`crate::bandit::stats::duel_table`]): the
 //!   same distribution of choices as sampling theta, far cheaper.
 //! - Phase II (RelativeTournament): phi_j ~ Beta(w_jc + 1, w_cj + 1) for the other arms of the
 //!   batch, phi_c = 1, and the second arm d is the argmin (ties at random). Since phi_j < 1 almost
@@ -34,43 +34,52 @@
 //!   MSLR-Perfect (-411 +- 129 at 10^6, -43 +- 16 at 10^5) and no significant difference on
 //!   MSLR-Navigational (-161 +- 140; -22 +- 15); accuracy 1.000 against 0.995 on both.
 //! - `reset_single_batch` = `true` (default) or `false`: whether stages (resetting t) keep
-//!   beginning once the survivors share one batch ([`super::tournament`]). `false` follows the
+//!   beginning once the survivors share one batch ([`crate::bandit::stats::tournament`]). `false` follows the
 //!   authors' code; in the same runs it made no significant difference (+41 +- 29 and +18 +- 11
 //!   at 10^6 with paper draws), so the default keeps the behaviour joust always had.
 //! - Experiments stored before these parameters existed keep what they ran with (paper draws,
 //!   resets), whatever the defaults: both choices live in the stored policy state, and a state
 //!   without them reads as the old behaviour.
 //!
-//! Time t advances with outcomes, not selections (see [`super::tournament`]); counts carry a prior
+//! Time t advances with outcomes, not selections (see [`crate::bandit::stats::tournament`]); counts carry a prior
 //! of one win each way; ties counted as half a win make counts non-integer, in which case the
 //! pairs concerned are sampled from the Beta distribution directly.
 //!
-//! More than two rankers per query (multileaving): see [`super::merge_dts_set`].
+//! More than two rankers per query (multileaving): see [`set`].
+
+mod set;
 
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::argbest::ArgMax;
-use super::beta::sample_beta;
-use super::cached::{Cached, evidence_total};
-use super::duel_table::DuelTable;
-use super::spec::{PolicyParams, check_range};
-use super::tournament::{Confidence, Tournament};
-use super::{Arm, BanditRng, Pair, Policy, View, Win};
+use crate::bandit::memory::Footprint;
+use crate::bandit::multi::ANY_NUMBER;
+use crate::bandit::params::{Any, AtLeast, Open, policy_params};
+use crate::bandit::stats::argbest::ArgMax;
+use crate::bandit::stats::beta::sample_beta;
+use crate::bandit::stats::cached::{Cached, evidence_total};
+use crate::bandit::stats::duel_table::DuelTable;
+use crate::bandit::stats::tournament::{Confidence, Tournament};
+use crate::bandit::{Arm, BanditRng, Pair, Policy, SetChoice, View, Win};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct MergeDtsParams {
-    /// Exploration parameter of the elimination bounds.
-    pub alpha: f64,
-    /// Batch size M.
-    pub batch_size: usize,
-    /// Exploration offset C in ln(t + C).
-    pub c: f64,
-    /// How Phase I draws the pair of a batch.
-    pub phase1: Phase1,
-    /// Whether stages keep beginning (t reset) once the survivors share one batch.
-    pub reset_single_batch: bool,
+policy_params! {
+    /// Parameters of `merge_dts`.
+    pub struct MergeDtsParams for MergeDts {
+        /// Exploration parameter of the elimination bounds.
+        pub alpha: f64 = 1.01, Open(0.0, 1e6);
+        /// Batch size M.
+        pub batch_size: usize = 4, AtLeast(2);
+        /// Exploration offset C in ln(t + C).
+        pub c: f64 = 4e6, Open(0.0, 1e300);
+        /// How Phase I draws the pair of a batch.
+        pub phase1: Phase1 = Phase1::Independent, Any;
+        /// Whether stages keep beginning (t reset) once the survivors share one batch.
+        pub reset_single_batch: bool = true, Any;
+    }
+    rankers_per_query = ANY_NUMBER;
+    for_many_rankers = true;
+    // One DTS table of 16 bytes per pair per batch of B rankers.
+    memory(params, k) => Footprint::per_ranker(16u64.saturating_mul(params.batch_size as u64), "O(K·B)");
 }
 
 /// How Phase I draws theta_ij and theta_ji.
@@ -81,33 +90,6 @@ pub enum Phase1 {
     Paper,
     /// theta_ij and theta_ji drawn independently (the authors' code).
     Independent,
-}
-
-impl Default for MergeDtsParams {
-    fn default() -> Self {
-        MergeDtsParams {
-            alpha: 1.01,
-            batch_size: 4,
-            c: 4e6,
-            phase1: Phase1::Independent,
-            reset_single_batch: true,
-        }
-    }
-}
-
-/// Validation shared by the Merge policies.
-pub fn validate_merge(alpha: f64, batch_size: usize, c: f64) -> Result<(), String> {
-    check_range("alpha", alpha, 0.0, 1e6, false)?;
-    if batch_size < 2 {
-        return Err(format!("`batch_size` must be at least 2, got {batch_size}"));
-    }
-    check_range("c", c, 0.0, 1e300, false)
-}
-
-impl PolicyParams for MergeDtsParams {
-    fn validate(&self, _k: usize) -> Result<(), String> {
-        validate_merge(self.alpha, self.batch_size, self.c)
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -286,34 +268,24 @@ impl Policy for MergeDts {
         self.tournament.settled()
     }
 
-    fn max_rankers_per_query(&self) -> usize {
-        super::multi::ANY_NUMBER
-    }
-
-    /// m rankers per query: see [`super::merge_dts_set`]; m = 2 is `select`.
-    fn select_set<R: Rng + ?Sized>(
-        &self,
-        view: &View,
-        m: usize,
-        rng: &mut R,
-    ) -> Result<Vec<Arm>, super::SetError> {
-        super::multi::check_size(m, super::multi::ANY_NUMBER)?;
+    /// m rankers per query: see [`set`]; m = 2 is `select`.
+    fn select_set<R: Rng + ?Sized>(&self, view: &View, m: usize, rng: &mut R) -> SetChoice {
+        crate::bandit::multi::check_size(m, ANY_NUMBER)?;
         if m == 2 {
-            return Ok(super::multi::pair_set(self.select(view, rng)));
+            return Ok(crate::bandit::multi::pair_set(self.select(view, rng)));
         }
         let table = |b| self.table(view, b);
-        Ok(super::merge_dts_set::select_set(
-            &self.tournament,
-            table,
-            view,
-            m,
-            rng,
-        ))
+        Ok(set::select_set(&self.tournament, table, view, m, rng))
     }
 
-    fn update_set<R: Rng + ?Sized>(&mut self, view: &View, heard: &super::SetUpdate, rng: &mut R) {
+    fn update_set<R: Rng + ?Sized>(
+        &mut self,
+        view: &View,
+        heard: &crate::bandit::SetUpdate,
+        rng: &mut R,
+    ) {
         if heard.results.len() < 2 {
-            return super::multi::feed_pairwise(self, view, heard, rng);
+            return crate::bandit::multi::feed_pairwise(self, view, heard, rng);
         }
         // The tables were in step before this query when they trail the evidence by exactly the
         // results the policy hears (anything else, e.g. results involving retired arms, moved
@@ -324,7 +296,7 @@ impl Policy for MergeDts {
             .0
             .as_ref()
             .is_some_and(|t| t.synced + heard.results.len() as u64 == total);
-        let changed = super::merge_dts_set::learn_set(&mut self.tournament, view, heard, rng);
+        let changed = set::learn_set(&mut self.tournament, view, heard, rng);
         if !in_step {
             self.tables = Cached(None);
             return self.rebuild_tables(view);
@@ -358,11 +330,7 @@ mod tests {
         w.add_wins(0, 1, 3);
         w.add_wins(1, 0, 1);
         let active = [true; 2];
-        let view = View {
-            wins: &w,
-            active: &active,
-            ties: TieRule::Ignore,
-        };
+        let view = View::new(&w, &active, TieRule::Ignore);
         let table = DuelTable::build(&view, &[0, 1], &[]);
         let mut rng = BanditRng::seed_from_u64(21);
         let draws = 40_000;
@@ -414,19 +382,11 @@ mod tests {
         let mut w = WinMatrix::new(4);
         let active = [true; 4];
         for _ in 0..5 {
-            let view = View {
-                wins: &w,
-                active: &active,
-                ties: TieRule::Ignore,
-            };
+            let view = View::new(&w, &active, TieRule::Ignore);
             policy.self_duel(&view, 0, &mut rng);
         }
         w.add_wins(0, 3, 200);
-        let view = View {
-            wins: &w,
-            active: &active,
-            ties: TieRule::Ignore,
-        };
+        let view = View::new(&w, &active, TieRule::Ignore);
         policy.update(&view, Win::of(Pair::new(0, 3), true), &mut rng);
         assert_eq!(policy.tournament().survivors(), vec![0, 1, 2]);
         policy.tournament
@@ -495,11 +455,7 @@ mod tests {
         let active = vec![true; k];
         let mut compared = 0;
         for step in 0..400 {
-            let view = View {
-                wins: &w,
-                active: &active,
-                ties: TieRule::Ignore,
-            };
+            let view = View::new(&w, &active, TieRule::Ignore);
             let shown = policy.select_set(&view, 4, &mut rng).unwrap();
             // Lower arms win more often, so batches shrink and merge over the run.
             let mut results = Vec::new();
@@ -523,11 +479,7 @@ mod tests {
                 arms: shown.clone(),
                 results,
             };
-            let view = View {
-                wins: &w,
-                active: &active,
-                ties: TieRule::Ignore,
-            };
+            let view = View::new(&w, &active, TieRule::Ignore);
             policy.update_set(&view, &heard, &mut rng);
             for (b, batch) in policy.tournament().batches().iter().enumerate() {
                 let Some(cached) = policy.table(&view, b) else {

@@ -12,7 +12,7 @@
 //! - `L` is kept as counts per arm. The first epoch has no previous right arms, so its left arm
 //!   is uniform over the active arms (the paper's "arbitrary singleton" would favour one arm).
 //! - Every outcome says which side won: the service keeps the duel's order in its token
-//!   ([`super::Outcome`]). The second (right) arm is credited to the box and recorded in the
+//!   ([`crate::bandit::Outcome`]). The second (right) arm is credited to the box and recorded in the
 //!   epoch's right multiset. An outcome of an earlier epoch's duel, arriving late, is credited
 //!   to the current box: it is still a reply to a left arm drawn from a past `L`, which in the
 //!   utility-based setting has the same best reply.
@@ -28,26 +28,14 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::single_armed::{BoxRule, SingleArmed};
-use super::spec::{PolicyParams, check_range};
-use super::{Arm, BanditRng, Pair, Policy, View, Win};
+use crate::bandit::params::{Open, policy_params};
+use crate::bandit::{Arm, BanditRng, Pair, Policy, View, Win};
 
-/// Parameters of `doubler`: its UCB box's alpha (Algorithm 1).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct DoublerParams {
-    /// UCB index width `sqrt((alpha + 2) ln t / (2 n))`; 2 is Auer et al.'s UCB1.
-    pub alpha: f64,
-}
-
-impl Default for DoublerParams {
-    fn default() -> Self {
-        DoublerParams { alpha: 2.0 }
-    }
-}
-
-impl PolicyParams for DoublerParams {
-    fn validate(&self, _k: usize) -> Result<(), String> {
-        check_range("alpha", self.alpha, 0.0, 100.0, false)
+policy_params! {
+    /// Parameters of `doubler`.
+    pub struct DoublerParams for Doubler {
+        /// UCB index width `sqrt((alpha + 2) ln t / (2 n))`; 2 is Auer et al.'s UCB1.
+        pub alpha: f64 = 2.0, Open(0.0, 100.0);
     }
 }
 
@@ -162,27 +150,21 @@ impl Policy for Doubler {
                 self.right_box.pulls(a)
             }
         };
-        super::argbest::highest_positive(view.active_arms(), score)
+        crate::bandit::stats::argbest::highest_positive(view.active_arms(), score)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bandit::{TieRule, WinMatrix};
-    use rand::SeedableRng;
+    use crate::bandit::TieRule;
+    use crate::bandit::testing::{Fresh, seeded};
 
     #[test]
     fn epochs_double_and_left_arms_come_from_the_previous_epoch() {
-        let mut rng = BanditRng::seed_from_u64(1);
-        let w = WinMatrix::new(4);
-        let active = [true; 4];
-        let view = View {
-            wins: &w,
-            active: &active,
-            ties: TieRule::Ignore,
-        };
-        let mut d = Doubler::new(DoublerParams::default(), 4, &mut rng);
+        let (mut d, mut rng) = seeded(DoublerParams::default(), 4, 1);
+        let arms = Fresh::new(4);
+        let view = arms.view(TieRule::Ignore);
         let mut lengths = Vec::new();
         let mut since = 0;
         for _ in 0..10_000 {
@@ -219,15 +201,9 @@ mod tests {
 
     #[test]
     fn the_box_hears_of_the_second_arm_only() {
-        let mut rng = BanditRng::seed_from_u64(2);
-        let w = WinMatrix::new(3);
-        let active = [true; 3];
-        let view = View {
-            wins: &w,
-            active: &active,
-            ties: TieRule::HalfWin,
-        };
-        let mut d = Doubler::new(DoublerParams::default(), 3, &mut rng);
+        let (mut d, mut rng) = seeded(DoublerParams::default(), 3, 2);
+        let arms = Fresh::new(3);
+        let view = arms.view(TieRule::HalfWin);
         d.epoch = 5;
         // (left 0, right 2), won by the right arm; then (left 2, right 0), won by the left arm.
         d.update(&view, Win::of(Pair::new(0, 2), false), &mut rng);

@@ -2,14 +2,14 @@
 //! contention, plus the permanent elimination of arms that the evidence shows, by a KL test, to
 //! lose to some other arm; since version 2 also Thompson-drawn challenges of the leader by
 //! eliminated arms, and a hand-over to DTS once no arm is left unbeaten (no Condorcet winner).
-//! It is the policy of an experiment that names none ([`super::spec::DEFAULT_POLICY`]), recorded
+//! It is the policy of an experiment that names none ([`crate::bandit::spec::DEFAULT_POLICY`]), recorded
 //! with its version so that experiments keep their design when a later version becomes the
 //! default.
 //!
 //! Why this design:
 //! - Self-Sparring (Sui et al. 2017) exploits fast where the preference matrix is close to
 //!   Borda-consistent, as MSLR's matrices are: it has about half MergeDTS's regret there
-//!   (README Results). It keeps one Beta posterior per arm over "wins a duel" and duels the
+//!   (docs/results.md). It keeps one Beta posterior per arm over "wins a duel" and duels the
 //!   argmaxes of two independent draws.
 //! - It is slow where an arm that is not the Condorcet winner wins many duels: on li-2020's
 //!   Cycle matrices the Condorcet winner beats everyone by a little and the others beat each other
@@ -32,7 +32,7 @@
 //!
 //! - Version 1 stopped there, and failed without a Condorcet winner: every arm is beaten by some
 //!   arm, so eliminations went on past the Copeland winners and left arms that win among
-//!   themselves (regret linear in T on random-copeland matrices, README Results). Version 2
+//!   themselves (regret linear in T on random-copeland matrices, docs/results.md). Version 2
 //!   asks whether the leader is beaten by an arm out of contention. At every step it picks an
 //!   arm at random; if that arm has been eliminated, it draws its preference over the leader
 //!   (the first of the two Thompson draws) `challenge_draws` times from Beta(wins + 1,
@@ -59,8 +59,8 @@
 //! to lose a challenge confidently; nothing bounds when that happens (a contender beaten only
 //! by arms near 1/2 may stay for the whole run). After it, `auto` is DTS, with DTS's
 //! behaviour and cost: its state adds O(K^2) tables and a step costs up to O(K^2) while many
-//! arms may still be Copeland winners, fine for tens of arms, slow for hundreds (about 40,000
-//! steps/s at 136 on MSLR-Navigational, 770,000 at 16). `auto` never drops the last arm.
+//! arms may still be Copeland winners, fine for tens of arms, slow for hundreds (measured in
+//! docs/benchmarks.md). `auto` never drops the last arm.
 //! Delayed, batched and lost feedback are handled as Self-Sparring handles them: `select` only
 //! samples, all counting happens in `update`, in whatever order outcomes arrive. Speed: the
 //! exact Thompson argmax of [`ArgmaxSampler`] (shared with Self-Sparring); an elimination costs
@@ -78,66 +78,64 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::beta::sample_beta;
-use super::cached::Cached;
-use super::dts::{Dts, DtsParams};
-use super::spec::{PolicyParams, check_range};
-use super::thompson_argmax::{ArgmaxSampler, thompson_pair};
-use super::{Arm, BanditRng, Pair, Policy, View, Win};
+use super::dts::{self, Dts, DtsParams};
+use crate::bandit::memory::Footprint;
+use crate::bandit::params::{Any, Closed, Custom, policy_params};
+use crate::bandit::stats::beta::sample_beta;
+use crate::bandit::stats::cached::Cached;
+use crate::bandit::stats::thompson_argmax::{ArgmaxSampler, thompson_pair, with_self_duels};
+use crate::bandit::{Arm, BanditRng, Pair, Policy, View, Win};
 
 /// The design version a state was made with: stored in the spec, so a stored experiment replays
 /// with the rules it started with when the design changes.
 pub const AUTO_VERSION: u32 = 2;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AutoParams {
-    /// Design version: 1 (Thompson sampling and elimination only) or 2 (also challenges the
-    /// leader with eliminated arms, and hands over to DTS when no arm is left unbeaten).
-    #[serde(default = "version")]
-    pub version: u32,
-    /// Extra log-confidence before an arm is eliminated (see the module docs).
-    #[serde(default = "slack")]
-    pub slack: f64,
-    /// Version 2: how many Thompson draws of an eliminated arm's preference over the leader must
-    /// all favour it before it challenges the leader (module docs); 0 turns challenges off.
-    #[serde(default = "challenge_draws")]
-    pub challenge_draws: u32,
-    /// Version 2: the most active arms with which DTS may take over (its steps cost O(K^2));
-    /// with more, the last arm stays in contention as in version 1. 0: never.
-    #[serde(default = "copeland_max_arms")]
-    pub copeland_max_arms: u32,
-}
-
-fn version() -> u32 {
-    AUTO_VERSION
-}
-
-fn slack() -> f64 {
-    3.0
-}
-
-fn challenge_draws() -> u32 {
-    8
-}
-
-/// DTS's steps slow as K^2 while many arms may be Copeland winners (about 40,000 steps/s on 136
-/// arms, 25 µs a step): 256 keeps a step near a tenth of a millisecond by that growth, and its
-/// tables (41 bytes per pair) under 3 MB.
+/// DTS's steps slow as K^2 while many arms may be Copeland winners (its speed:
+/// docs/benchmarks.md): 256 keeps a step fast enough to serve a query and DTS's tables small
+/// (`bandit::memory`).
 const COPELAND_MAX_ARMS: u32 = 256;
 
-fn copeland_max_arms() -> u32 {
-    COPELAND_MAX_ARMS
-}
-
-impl Default for AutoParams {
-    fn default() -> Self {
-        AutoParams {
-            version: version(),
-            slack: slack(),
-            challenge_draws: challenge_draws(),
-            copeland_max_arms: copeland_max_arms(),
-        }
+policy_params! {
+    /// Parameters of `auto`.
+    pub struct AutoParams for Auto {
+        /// Design version: 1 (Thompson sampling and elimination only) or 2 (also challenges the
+        /// leader with eliminated arms, and hands over to DTS when no arm is left unbeaten).
+        pub version: u32 = AUTO_VERSION, Custom(|v: &u32| {
+            if (1..=AUTO_VERSION).contains(v) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "version must be 1 or {AUTO_VERSION} (the designs of auto so far), got {v}"
+                ))
+            }
+        });
+        /// Extra log-confidence before an arm is eliminated (see the module docs).
+        pub slack: f64 = 3.0, Closed(0.0, 1e6);
+        /// Version 2: how many Thompson draws of an eliminated arm's preference over the leader
+        /// must all favour it before it challenges the leader (module docs); 0 turns challenges
+        /// off.
+        pub challenge_draws: u32 = 8, Custom(|d: &u32| {
+            if *d <= 64 {
+                Ok(())
+            } else {
+                Err(format!("challenge_draws must be at most 64, got {d}"))
+            }
+        });
+        /// Version 2: the most active arms with which DTS may take over (its steps cost
+        /// O(K^2)); with more, the last arm stays in contention as in version 1. 0: never.
+        pub copeland_max_arms: u32 = COPELAND_MAX_ARMS, Any;
+    }
+    memory(params, k) => if params.may_hand_over(k) {
+        Footprint::per_pair(dts::BYTES_PER_PAIR)
+    } else {
+        Footprint::LINEAR
+    };
+    // The stored spec names the design it runs, so it replays the same after a later version
+    // becomes the default (the state records it too).
+    record(params) => {
+        params
+            .entry("version")
+            .or_insert_with(|| AUTO_VERSION.into());
     }
 }
 
@@ -146,25 +144,6 @@ impl AutoParams {
     /// `copeland_max_arms`): the one rule the policy and the memory budget both follow.
     pub fn may_hand_over(&self, arms: usize) -> bool {
         self.version >= 2 && arms <= self.copeland_max_arms as usize
-    }
-}
-
-impl PolicyParams for AutoParams {
-    fn validate(&self, _k: usize) -> Result<(), String> {
-        if !(1..=AUTO_VERSION).contains(&self.version) {
-            return Err(format!(
-                "version must be 1 or {AUTO_VERSION} (the designs of auto so far), got {}",
-                self.version
-            ));
-        }
-        check_range("slack", self.slack, 0.0, 1e6, true)?;
-        if self.challenge_draws > 64 {
-            return Err(format!(
-                "challenge_draws must be at most 64, got {}",
-                self.challenge_draws
-            ));
-        }
-        Ok(())
     }
 }
 
@@ -217,14 +196,8 @@ impl Auto {
     }
 
     fn posterior(&self, view: &View, arm: Arm) -> Option<(f64, f64)> {
-        if !view.is_active(arm) || !self.contending[arm] {
-            return None;
-        }
-        let half_self_duels = 0.5 * view.wins.ties(arm, arm) as f64;
-        Some((
-            self.wins[arm] + half_self_duels,
-            self.losses[arm] + half_self_duels,
-        ))
+        let running = self.contending.get(arm).copied().unwrap_or(false);
+        with_self_duels(view, arm, running, self.wins[arm], self.losses[arm])
     }
 
     fn build_sampler(&self, view: &View) -> ArgmaxSampler {
@@ -453,7 +426,9 @@ impl Policy for Auto {
         if let [only] = contenders[..] {
             return Some(only);
         }
-        super::argbest::highest_positive(contenders.into_iter(), |a| self.times_played(view, a))
+        crate::bandit::stats::argbest::highest_positive(contenders.into_iter(), |a| {
+            self.times_played(view, a)
+        })
     }
 }
 

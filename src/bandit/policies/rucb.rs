@@ -1,6 +1,6 @@
 //! `rucb`: Relative Upper Confidence Bound (zoghi-2014, Algorithm 1).
 //!
-//! At every step, with u_ij the relative upper confidence bound of [`super::ucb`] at log term ln t:
+//! At every step, with u_ij the relative upper confidence bound of [`crate::bandit::stats::ucb`] at log term ln t:
 //! 1. the champion c is drawn uniformly among the arms with u_cj >= 1/2 against every other
 //!    active arm (the "potential champions"); if there is none, uniformly among all active arms;
 //! 2. its opponent is d = argmax_j u_jc with u_cc = 1/2 (ties broken at random), i.e. the arm most
@@ -22,7 +22,7 @@
 //! policies to 0.8^6 and 0.8^7, below the theoretical range, and found them better in practice.
 //!
 //! Speed: whether u_cj >= 1/2 depends on the counts only through one threshold per pair
-//! ([`super::ucb::threshold`]), so each arm's worst threshold is cached and refreshed for the two
+//! ([`crate::bandit::stats::ucb::threshold`]), so each arm's worst threshold is cached and refreshed for the two
 //! arms of each outcome; a step costs O(K) (one row of bounds for d, read from a dense copy of the
 //! counts kept up to [`MIRROR_LIMIT`] arms). RUCB eliminates nothing:
 //! it reports no contenders and no belief.
@@ -30,29 +30,21 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::argbest::ArgMax;
-use super::cached::{Cached, evidence_total};
-use super::spec::{PolicyParams, check_range};
-use super::ucb::{threshold, ucb};
-use super::{Arm, BanditRng, Pair, Policy, View, Win};
+use crate::bandit::memory::Footprint;
+use crate::bandit::params::{Open, policy_params};
+use crate::bandit::stats::argbest::ArgMax;
+use crate::bandit::stats::cached::{Cached, evidence_total};
+use crate::bandit::stats::ucb::{threshold, ucb};
+use crate::bandit::{Arm, BanditRng, Pair, Policy, View, Win};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct RucbParams {
-    /// Exploration parameter of the confidence bounds.
-    pub alpha: f64,
-}
-
-impl Default for RucbParams {
-    fn default() -> Self {
-        RucbParams { alpha: 0.51 }
+policy_params! {
+    /// Parameters of `rucb`.
+    pub struct RucbParams for Rucb {
+        /// Exploration parameter of the confidence bounds.
+        pub alpha: f64 = 0.51, Open(0.0, 1e6);
     }
-}
-
-impl PolicyParams for RucbParams {
-    fn validate(&self, _k: usize) -> Result<(), String> {
-        check_range("alpha", self.alpha, 0.0, 1e6, false)
-    }
+    // Mean, 1/n and tau per pair, as `f64`.
+    memory(params, k) => Footprint::per_pair(24);
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -194,15 +186,6 @@ impl Rucb {
         }
     }
 
-    /// Whether c is a potential champion at the current step (u_cj >= 1/2 for every active j).
-    pub fn is_potential_champion(&self, view: &View, c: Arm) -> bool {
-        let worst = match self.fresh(view) {
-            Some(m) => m.worst[c],
-            None => self.worst_direct(view, c),
-        };
-        self.log_term() >= worst
-    }
-
     /// The champion: uniform among potential champions, else among all active arms.
     fn champion<R: Rng + ?Sized>(&self, view: &View, worst: &[f64], rng: &mut R) -> Arm {
         let log_term = self.log_term();
@@ -289,6 +272,7 @@ impl Policy for Rucb {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bandit::params::PolicyParams;
     use crate::bandit::{TieRule, WinMatrix};
     use rand::SeedableRng;
 
@@ -353,11 +337,7 @@ mod tests {
                 continue;
             }
             w.record_win(a, b);
-            let view = View {
-                wins: &w,
-                active: &active,
-                ties: TieRule::Ignore,
-            };
+            let view = View::new(&w, &active, TieRule::Ignore);
             p.update(&view, Win::of(Pair::new(a, b), true), &mut rng);
             let fresh = p.fresh(&view).expect("cache in step").worst.clone();
             let direct: Vec<f64> = (0..4).map(|c| p.worst_direct(&view, c)).collect();

@@ -21,7 +21,7 @@
 //!   few times early can hold a high mean from wins against weak arms.
 //! - An added arm starts at Beta(1, 1); a retired arm is never drawn.
 //!
-//! More than two rankers per query (multileaving): see [`super::self_sparring_set`].
+//! More than two rankers per query (multileaving): see [`set`].
 //!
 //! Speed: each of the two draws is the argmax of one Beta draw per active arm, taken exactly by
 //! [`ArgmaxSampler`], which draws only the arms that can still beat the running maximum (a few
@@ -30,23 +30,21 @@
 //! selection whose cache is missing or out of step builds a temporary one, so the choices (and
 //! the random numbers consumed) never depend on the cache's history.
 
+mod set;
+
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::cached::Cached;
-use super::spec::PolicyParams;
-use super::thompson_argmax::{ArgmaxSampler, thompson_pair};
-use super::{Arm, BanditRng, Pair, Policy, View, Win};
+use crate::bandit::multi::ANY_NUMBER;
+use crate::bandit::params::policy_params;
+use crate::bandit::stats::cached::Cached;
+use crate::bandit::stats::thompson_argmax::{ArgmaxSampler, thompson_pair, with_self_duels};
+use crate::bandit::{Arm, BanditRng, Pair, Policy, SetChoice, View, Win};
 
-/// Self-Sparring has no parameters.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SelfSparringParams {}
-
-impl PolicyParams for SelfSparringParams {
-    fn validate(&self, _k: usize) -> Result<(), String> {
-        Ok(())
-    }
+policy_params! {
+    /// Self-Sparring has no parameters.
+    pub struct SelfSparringParams for SelfSparring {}
+    rankers_per_query = ANY_NUMBER;
 }
 
 /// Posterior counts per arm, prior included.
@@ -89,14 +87,7 @@ impl SelfSparring {
     /// The Beta posterior of `arm` (its self-duels count half a win and half a loss), or `None`
     /// for a retired arm.
     fn posterior(&self, view: &View, arm: Arm) -> Option<(f64, f64)> {
-        if !view.is_active(arm) {
-            return None;
-        }
-        let half_self_duels = 0.5 * view.wins.ties(arm, arm) as f64;
-        Some((
-            self.wins[arm] + half_self_duels,
-            self.losses[arm] + half_self_duels,
-        ))
+        with_self_duels(view, arm, true, self.wins[arm], self.losses[arm])
     }
 
     fn build_sampler(&self, view: &View) -> ArgmaxSampler {
@@ -198,42 +189,30 @@ impl Policy for SelfSparring {
     }
 
     fn belief(&self, view: &View) -> Option<Arm> {
-        super::argbest::highest_positive(view.active_arms(), |a| self.times_played(view, a))
+        crate::bandit::stats::argbest::highest_positive(view.active_arms(), |a| {
+            self.times_played(view, a)
+        })
     }
 
-    fn max_rankers_per_query(&self) -> usize {
-        super::multi::ANY_NUMBER
-    }
-
-    /// m independent Thompson draws: see [`super::self_sparring_set`].
-    fn select_set<R: Rng + ?Sized>(
-        &self,
-        view: &View,
-        m: usize,
-        rng: &mut R,
-    ) -> Result<Vec<Arm>, super::SetError> {
-        super::multi::check_size(m, super::multi::ANY_NUMBER)?;
-        Ok(super::self_sparring_set::thompson_set(self, view, m, rng))
+    /// m independent Thompson draws: see [`set`].
+    fn select_set<R: Rng + ?Sized>(&self, view: &View, m: usize, rng: &mut R) -> SetChoice {
+        crate::bandit::multi::check_size(m, ANY_NUMBER)?;
+        Ok(set::thompson_set(self, view, m, rng))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bandit::{TieRule, WinMatrix};
+    use crate::bandit::TieRule;
+    use crate::bandit::testing::{Fresh, seeded};
     use rand::SeedableRng;
 
     #[test]
     fn counts_start_at_one_and_follow_outcomes() {
-        let mut rng = BanditRng::seed_from_u64(1);
-        let w = WinMatrix::new(3);
-        let active = [true; 3];
-        let view = View {
-            wins: &w,
-            active: &active,
-            ties: TieRule::HalfWin,
-        };
-        let mut s = SelfSparring::new(SelfSparringParams {}, 3, &mut rng);
+        let (mut s, mut rng) = seeded(SelfSparringParams {}, 3, 1);
+        let arms = Fresh::new(3);
+        let view = arms.view(TieRule::HalfWin);
         assert_eq!(s.belief(&view), None);
         s.update(&view, Win::of(Pair::new(2, 0), true), &mut rng);
         s.tie(&view, 0, 1, &mut rng);
@@ -249,15 +228,9 @@ mod tests {
     fn the_best_posterior_is_drawn_most() {
         // Arm 0 at Beta(101, 1) against two Beta(1, 101): a draw below the others' has
         // probability far below 1e-6, so both sides pick arm 0 every time.
-        let mut rng = BanditRng::seed_from_u64(2);
-        let w = WinMatrix::new(3);
-        let active = [true; 3];
-        let view = View {
-            wins: &w,
-            active: &active,
-            ties: TieRule::Ignore,
-        };
-        let mut s = SelfSparring::new(SelfSparringParams {}, 3, &mut rng);
+        let (mut s, mut rng) = seeded(SelfSparringParams {}, 3, 2);
+        let arms = Fresh::new(3);
+        let view = arms.view(TieRule::Ignore);
         s.wins[0] = 101.0;
         s.losses[1] = 101.0;
         s.losses[2] = 101.0;

@@ -46,40 +46,20 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::spec::{PolicyParams, check_range};
-use super::{Arm, BanditRng, Pair, Policy, View, Win};
+use crate::bandit::params::{Closed, Horizon, policy_params};
+use crate::bandit::{Arm, BanditRng, Pair, Policy, View, Win};
 
 /// Horizon assumed when none is given (it enters only through `ln T`).
 pub const DEFAULT_HORIZON: u64 = 1_000_000;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct BeatTheMeanParams {
-    /// The horizon `T`; `δ = 1/(2TK)`.
-    pub horizon: u64,
-    /// The relaxed stochastic transitivity parameter `γ >= 1` (1 under strong stochastic
-    /// transitivity; the poster's arXiv matrix needs 1.5). Larger is more conservative.
-    pub gamma: f64,
-}
-
-impl Default for BeatTheMeanParams {
-    fn default() -> Self {
-        BeatTheMeanParams {
-            horizon: DEFAULT_HORIZON,
-            gamma: 1.0,
-        }
-    }
-}
-
-impl PolicyParams for BeatTheMeanParams {
-    fn validate(&self, k: usize) -> Result<(), String> {
-        if self.horizon < (k as u64).max(2) {
-            return Err(format!(
-                "`horizon` must be at least the number of rankers ({k}) and at least 2, got {}",
-                self.horizon
-            ));
-        }
-        check_range("gamma", self.gamma, 1.0, 100.0, true)
+policy_params! {
+    /// Parameters of `beat_the_mean`.
+    pub struct BeatTheMeanParams for BeatTheMean {
+        /// The horizon `T`; `δ = 1/(2TK)`.
+        pub horizon: u64 = DEFAULT_HORIZON, Horizon;
+        /// The relaxed stochastic transitivity parameter `γ >= 1` (1 under strong stochastic
+        /// transitivity; the poster's arXiv matrix needs 1.5). Larger is more conservative.
+        pub gamma: f64 = 1.0, Closed(1.0, 100.0);
     }
 }
 
@@ -160,12 +140,6 @@ pub fn row(view: &View, arm: Arm, working: &[Arm]) -> Row {
         }
     }
     r
-}
-
-/// The score of `arm` against the other arms of `working`.
-pub fn score(view: &View, arm: Arm, working: &[Arm]) -> Score {
-    let m = working.iter().filter(|&&j| j != arm).count();
-    row(view, arm, working).score(m)
 }
 
 impl BeatTheMean {
@@ -313,15 +287,15 @@ impl Policy for BeatTheMean {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bandit::params::PolicyParams;
+    use crate::bandit::testing::{feed_random, view_of};
     use crate::bandit::{TieRule, WinMatrix};
     use rand::SeedableRng;
 
-    fn view_of<'a>(w: &'a WinMatrix, active: &'a [bool]) -> View<'a> {
-        View {
-            wins: w,
-            active,
-            ties: TieRule::Ignore,
-        }
+    /// The score of `arm` against the other arms of `working`.
+    fn score(view: &View, arm: Arm, working: &[Arm]) -> Score {
+        let m = working.iter().filter(|&&j| j != arm).count();
+        row(view, arm, working).score(m)
     }
 
     fn policy(working: Vec<Arm>, view: &View) -> BeatTheMean {
@@ -436,7 +410,6 @@ mod tests {
 
     #[test]
     fn incremental_rows_match_a_full_recount() {
-        use rand::Rng;
         for ties in [TieRule::Ignore, TieRule::HalfWin] {
             let mut rng = BanditRng::seed_from_u64(9);
             let mut w = WinMatrix::new(5);
@@ -447,28 +420,9 @@ mod tests {
                 gamma: 100.0,
             };
             let mut p = BeatTheMean::new(params, 5, &mut rng);
-            for _ in 0..3000 {
-                let a = rng.random_range(0..5);
-                let b = (a + rng.random_range(1..5)) % 5;
-                let view = |w| View {
-                    wins: w,
-                    active: &active,
-                    ties,
-                };
-                if ties == TieRule::HalfWin && rng.random::<f64>() < 0.2 {
-                    w.record_tie(a, b);
-                    p.tie(&view(&w), a, b, &mut rng);
-                } else {
-                    w.record_win(a, b);
-                    p.update(&view(&w), Win::of(Pair::new(a, b), true), &mut rng);
-                }
-            }
+            feed_random(&mut p, &mut w, &active, ties, 3000, &mut rng);
             assert_eq!(p.working(), &[0, 1, 2, 3, 4]);
-            let view = View {
-                wins: &w,
-                active: &active,
-                ties,
-            };
+            let view = View::new(&w, &active, ties);
             for a in 0..5 {
                 let fresh = score(&view, a, p.working());
                 let kept = p.score_of(a);
