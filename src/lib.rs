@@ -1,6 +1,6 @@
 //! joust: online ranker evaluation with dueling bandits.
 //!
-//! Layers, each importing only downwards (see README "Architecture"):
+//! Layers, each importing only downwards (see docs/architecture.md):
 //! `bandit` and `interleave` (pure), `sim` (simulation), `store` (Postgres), `engine` (cached
 //! experiments and the outcome pipeline), `http` (the API), `serve` (the service's startup),
 //! `cli` (the command line).

@@ -29,7 +29,8 @@ pub struct PrefmatrixArgs {
     pub click_model: ClickModel,
     #[arg(
         long,
-        default_value = "team_draft",
+        // The registry's first method, Team-Draft: the service's default too.
+        default_value = crate::interleave::METHODS[0].name,
         value_parser = parse_method,
         help = method_flag_help("Interleaving method", false)
     )]

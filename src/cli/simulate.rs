@@ -24,8 +24,8 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::interleaving_flags::{method_flag_help, parse_method, with_tau};
-use crate::bandit::PolicySpec;
-use crate::interleave::Method;
+use crate::bandit::{PolicySpec, list_names, multi_ranker_policies};
+use crate::interleave::{Method, method_names};
 use crate::sim::{
     ClickModel, DuelSource, FeedbackTiming, LetorPlan, MatrixPlan, Simulation, Summary,
     resolve_matrix, write_plots,
@@ -109,17 +109,23 @@ pub struct SimulateArgs {
     #[arg(long, default_value_t = 1, value_name = "B")]
     pub batch: usize,
 
-    /// With --letor: rankers compared per query. Above 2, each step multileaves up to M rankers'
-    /// lists (--method team_draft_multileave, sample_only_scored, pairwise_preference or
-    /// probabilistic_multileave)
-    /// and the policy (one that takes M rankers per query: docs/policies.md) learns every pair's
-    /// result.
-    #[arg(long, default_value_t = 2, value_name = "M")]
+    #[arg(long, default_value_t = 2, value_name = "M", help = rankers_per_query_help())]
     pub rankers_per_query: usize,
 
     /// Checkpoints per factor of ten steps (log-spaced; the last is always --steps).
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub checkpoints_per_decade: u32,
+}
+
+/// Help of `--rankers-per-query`, naming the multileaving methods and the multi-ranker policies
+/// from their registries.
+fn rankers_per_query_help() -> String {
+    format!(
+        "With --letor: rankers compared per query. Above 2, each step multileaves up to M \
+         rankers' lists (--method {}) and the policy ({}) learns every pair's result",
+        list_names(method_names(true), "or"),
+        list_names(multi_ranker_policies(), "or")
+    )
 }
 
 /// Builds the simulation an argument list describes, refusing bad input before any run.

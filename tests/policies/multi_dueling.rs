@@ -10,12 +10,14 @@ use crate::helpers::policy_run::{
 use joust::bandit::{
     Arm, BanditRng, BanditState, Outcome, PolicySpec, SetError, SetOutcome, StateError, TieRule,
 };
-use joust::bandit::{POLICY_NAMES, pair_set};
+use joust::bandit::{POLICY_NAMES, multi_ranker_policies, pair_set};
 use joust::sim::scenarios;
 use rand::{Rng, SeedableRng};
 
-/// The policies that take more than two rankers per query.
-const MULTI: &[&str] = &["mdb", "ucb_candidates", "self_sparring", "merge_dts"];
+/// The policies that take more than two rankers per query, as the registry says.
+fn multi() -> Vec<&'static str> {
+    multi_ranker_policies().collect()
+}
 
 fn spec(text: &str) -> PolicySpec {
     PolicySpec::parse_cli(text).unwrap()
@@ -82,7 +84,7 @@ fn set_sizes_are_validated_and_the_limit_is_named() {
             state.select_set(1, &mut rng).unwrap_err(),
             SetError::TooFew(1)
         );
-        if MULTI.contains(&name) {
+        if multi().contains(&name) {
             assert_eq!(max, usize::MAX, "{name}");
             let set = state.select_set(5, &mut rng).unwrap();
             check_set(&state, &set, 5);
@@ -168,7 +170,7 @@ fn one_query_counts_every_result_once_in_canonical_order() {
 #[test]
 fn states_round_trip_mid_run_with_the_same_choices_after() {
     let matrix = scenarios::random_condorcet(12, 5).unwrap();
-    for &name in MULTI {
+    for name in multi() {
         let mut rng = BanditRng::seed_from_u64(21);
         let mut state =
             BanditState::new(&PolicySpec::new(name), 12, TieRule::HalfWin, &mut rng).unwrap();
@@ -204,7 +206,7 @@ fn states_round_trip_mid_run_with_the_same_choices_after() {
 #[test]
 fn late_and_out_of_order_feedback_counts_the_same() {
     let matrix = scenarios::random_condorcet(10, 9).unwrap();
-    for &name in MULTI {
+    for name in multi() {
         let mut rng = BanditRng::seed_from_u64(31);
         let fresh =
             BanditState::new(&PolicySpec::new(name), 10, TieRule::Ignore, &mut rng).unwrap();
@@ -242,7 +244,7 @@ fn late_and_out_of_order_feedback_counts_the_same() {
 fn retired_arms_count_but_are_never_shown_and_added_arms_are() {
     // Nine arms: the state starts with the first eight; the ninth joins later.
     let matrix = scenarios::random_condorcet(9, 4).unwrap();
-    for &name in MULTI {
+    for name in multi() {
         let mut rng = BanditRng::seed_from_u64(41);
         let mut state =
             BanditState::new(&PolicySpec::new(name), 8, TieRule::Ignore, &mut rng).unwrap();

@@ -163,7 +163,7 @@
     }
     document.body.dataset.admin = String(admin);
     document.body.dataset.version = String(detail.version);
-    // Milliseconds from navigation to the first complete render (the README reports it).
+    // Milliseconds from navigation to the first complete render (docs/benchmarks.md reports it).
     if (!document.body.dataset.loaded) document.body.dataset.renderMs = String(Math.round(performance.now()));
     document.body.dataset.loaded = "1";
   }
