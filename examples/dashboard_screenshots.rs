@@ -5,7 +5,8 @@
 //!
 //! Writes docs/dashboard-list.png, docs/dashboard-experiment.png (the top of the page) and
 //! docs/dashboard-experiment-matrix.png (the heatmap and charts), and prints, per run, the
-//! milliseconds from navigation to the first complete render in headless Chromium.
+//! milliseconds from navigation to the first complete render in headless Chromium. Stops if either
+//! page logs an error to the browser console.
 
 #[path = "../tests/helpers/browser.rs"]
 #[allow(dead_code)]
@@ -24,6 +25,11 @@ async fn main() {
     let b = Browser::start(1400, 900).await;
     b.goto(&format!("{base}/ui/")).await;
     b.wait_for("body[data-loaded]").await;
+    assert_eq!(
+        b.console_errors().await,
+        Vec::<String>::new(),
+        "list page console"
+    );
     std::fs::write(
         format!("{docs}/dashboard-list.png"),
         b.client.screenshot().await.unwrap(),
@@ -37,6 +43,11 @@ async fn main() {
         let b = Browser::start(1400, 3000).await;
         b.goto(&format!("{base}/ui/experiments/{id}")).await;
         b.wait_for("body[data-loaded]").await;
+        assert_eq!(
+            b.console_errors().await,
+            Vec::<String>::new(),
+            "experiment page console"
+        );
         let ms = b.js("return Number(document.body.dataset.renderMs)").await;
         let bytes = b
             .js("return performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))

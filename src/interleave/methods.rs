@@ -264,8 +264,14 @@ impl Method {
     /// The one check of a method's option values: `tau` within [`TAU`]'s range. The other
     /// options are enums, so any value that deserialises is valid.
     pub fn validate(&self) -> Result<(), InterleaveError> {
-        match self.clone().tau_mut() {
-            Some(&mut tau) if !TAU.accepts_number(tau) => Err(InterleaveError::BadTau(tau)),
+        match *self {
+            Method::Probabilistic { tau }
+            | Method::ProbabilisticMultileave { tau }
+            | Method::SampleOnlyScored { tau }
+                if !TAU.accepts_number(tau) =>
+            {
+                Err(InterleaveError::BadTau(tau))
+            }
             _ => Ok(()),
         }
     }
