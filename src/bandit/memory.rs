@@ -15,7 +15,7 @@
 //! | `auto` | O(K^2) up to `copeland_max_arms` rankers | DTS's tables once it takes over (version 2); O(K) above |
 //! | every other policy | O(K) | a few counters per ranker |
 //!
-//! The per-ranker and per-pair figures are upper bounds checked by `tests/policy_memory.rs`
+//! The per-ranker and per-pair figures are upper bounds checked by `tests/policies/memory_estimate.rs`
 //! against what a state really holds after learning. The estimate bounds the cached state; a
 //! write briefly holds a second copy while it applies outcomes.
 
@@ -24,7 +24,7 @@ use super::wins::DENSE_LIMIT;
 use super::{PolicySpec, SpecError};
 
 /// Bytes per ranker that every policy's state takes (names, flags, counters, caches), as an
-/// upper bound measured on every policy by `tests/policy_memory.rs`.
+/// upper bound measured on every policy by `tests/policies/memory_estimate.rs`.
 const PER_RANKER: u64 = 1024;
 /// Fixed overhead of a state.
 const BASE: u64 = 64 * 1024;
