@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Iterator
 
 import pytest
-from joust_server import JoustServer, fresh_data_dir
+from joust_server import JoustServer, free_port, fresh_data_dir
 
 from joust_client import Client
 
@@ -16,23 +17,40 @@ READ_KEY = "read-key-for-tests-0123456789"
 
 
 @pytest.fixture(scope="session")
-def server() -> Iterator[JoustServer]:
-    """A server without API keys, shared by the tests that need no special server."""
-    joust = JoustServer(fresh_data_dir("open"))
-    joust.start()
-    yield joust
-    joust.stop()
-    joust.remove_data()
+def servers() -> Iterator[dict[str, JoustServer]]:
+    """Every server the suite uses, started (and stopped) side by side: each one's start
+    (initdb of its embedded Postgres) and stop take seconds, mostly spent waiting."""
+    keys = f"admin:{ADMIN_KEY},ingest:{INGEST_KEY},read:{READ_KEY}"
+    started = {
+        "open": JoustServer(fresh_data_dir("open")),
+        "keyed": JoustServer(fresh_data_dir("keyed"), api_keys=keys),
+        # A fixed port, so that a restart listens where the clients already point.
+        "restart": JoustServer(fresh_data_dir("restart"), port=free_port()),
+    }
+    with ThreadPoolExecutor(len(started)) as pool:
+        list(pool.map(JoustServer.start, started.values()))
+    yield started
+    with ThreadPoolExecutor(len(started)) as pool:
+        list(pool.map(JoustServer.stop, started.values()))
+    for joust in started.values():
+        joust.remove_data()
 
 
 @pytest.fixture(scope="session")
-def keyed_server() -> Iterator[JoustServer]:
-    keys = f"admin:{ADMIN_KEY},ingest:{INGEST_KEY},read:{READ_KEY}"
-    joust = JoustServer(fresh_data_dir("keyed"), api_keys=keys)
-    joust.start()
-    yield joust
-    joust.stop()
-    joust.remove_data()
+def server(servers: dict[str, JoustServer]) -> JoustServer:
+    """A server without API keys, shared by the tests that need no special server."""
+    return servers["open"]
+
+
+@pytest.fixture(scope="session")
+def keyed_server(servers: dict[str, JoustServer]) -> JoustServer:
+    return servers["keyed"]
+
+
+@pytest.fixture(scope="session")
+def restart_server(servers: dict[str, JoustServer]) -> JoustServer:
+    """A server the test may stop and start again on the same data dir and port."""
+    return servers["restart"]
 
 
 @pytest.fixture()

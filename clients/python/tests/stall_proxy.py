@@ -6,10 +6,10 @@ from __future__ import annotations
 import socket
 import threading
 
+_UNAVAILABLE_BODY = b'{"error": {"code": "database_unavailable", "message": "the database is down"}}'
 UNAVAILABLE = (
-    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
-    b"retry-after: 0\r\ncontent-length: 77\r\nconnection: close\r\n\r\n"
-    b'{"error": {"code": "database_unavailable", "message": "the database is down"}}'
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 0\r\n"
+    b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(_UNAVAILABLE_BODY), _UNAVAILABLE_BODY)
 )
 
 

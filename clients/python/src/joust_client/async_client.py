@@ -187,6 +187,8 @@ class AsyncClient:
         flush_interval: float = 0.5,
         click_concurrency: int = 4,
         close_timeout: float = 30.0,
+        retry_backoff: float = 0.1,
+        retry_backoff_cap: float = 10.0,
         on_error: OnError | None = None,
     ) -> AsyncOutcomeBuffer:
         """A background sender of outcomes and clicks; see `AsyncOutcomeBuffer`."""
@@ -198,6 +200,8 @@ class AsyncClient:
             flush_interval=flush_interval,
             click_concurrency=click_concurrency,
             close_timeout=close_timeout,
+            retry_backoff=retry_backoff,
+            retry_backoff_cap=retry_backoff_cap,
             on_error=on_error,
         )
 
