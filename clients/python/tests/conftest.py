@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from joust_server import JoustServer, free_port, fresh_data_dir
 
 from joust_client import Client
+
+from joust_server import JoustServer, free_port, fresh_data_dir
 
 ADMIN_KEY = "admin-key-for-tests-0123456789"
 INGEST_KEY = "ingest-key-for-tests-0123456789"

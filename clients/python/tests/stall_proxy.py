@@ -3,13 +3,17 @@ to see what the client does when the service stalls or is unavailable."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 
-_UNAVAILABLE_BODY = b'{"error": {"code": "database_unavailable", "message": "the database is down"}}'
+_UNAVAILABLE_BODY = (
+    b'{"error": {"code": "database_unavailable", "message": "the database is down"}}'
+)
 UNAVAILABLE = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 0\r\n"
-    b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(_UNAVAILABLE_BODY), _UNAVAILABLE_BODY)
+    b"content-length: %d\r\nconnection: close\r\n\r\n%s"
+    % (len(_UNAVAILABLE_BODY), _UNAVAILABLE_BODY)
 )
 
 
@@ -84,8 +88,6 @@ class StallProxy:
             pass
         finally:
             for sock in (source, target):
-                try:
+                with contextlib.suppress(OSError):
                     sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
                 sock.close()

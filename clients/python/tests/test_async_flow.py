@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from joust_server import JoustServer
 
 from joust_client import AsyncClient, NotFound
+
+from joust_server import JoustServer
 
 
 def test_async_backend_flow(server: JoustServer) -> None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from conftest import ADMIN_KEY, INGEST_KEY, READ_KEY
-from joust_server import JoustServer
 
 from joust_client import Client, Forbidden, Unauthorized
+
+from conftest import ADMIN_KEY, INGEST_KEY, READ_KEY
+from joust_server import JoustServer
 
 
 def test_api_keys(keyed_server: JoustServer) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from conftest import eventually
 
 from joust_client import (
     Client,
@@ -13,10 +12,12 @@ from joust_client import (
     Duel,
     Experiment,
     Invalid,
+    JoustError,
     NotFound,
     PendingItem,
-    JoustError,
 )
+
+from conftest import eventually
 
 
 def results_for(ranker: str) -> list[str]:
@@ -35,7 +36,9 @@ def test_backend_flow(client: Client) -> None:
     rejected: list[tuple[PendingItem, JoustError]] = []
     recorded_directly = 0
     with client.outcome_buffer(
-        max_batch=100, flush_interval=0.05, on_error=lambda item, error: rejected.append((item, error))
+        max_batch=100,
+        flush_interval=0.05,
+        on_error=lambda item, error: rejected.append((item, error)),
     ) as buffer:
         for query in range(300):
             duel = client.duel(experiment.id, deadline=1.0, fallback="bm25")
@@ -64,6 +67,7 @@ def test_backend_flow(client: Client) -> None:
         fake = Duel(["bm25", "bert"], "not-a-token", None, experiment.id, None, False, True)
         assert buffer.add_outcome(fake, winner="bm25")
         assert buffer.flush(timeout=10)
+    assert recorded_directly == 200
     assert buffer.recorded == 100 and buffer.duplicates == 0
     assert buffer.rejected == 1 and buffer.pending == 0 and buffer.dropped == 0
     assert [(item.kind, error.code, error.status) for item, error in rejected] == [

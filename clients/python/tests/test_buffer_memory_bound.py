@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import time
 
-from joust_server import free_port
-
 from joust_client import AsyncClient, Client, Duel
+
+from joust_server import free_port
 
 
 def fake_duel(number: int) -> Duel:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 
+from joust_client import Client
+
 from conftest import eventually
 from joust_server import JoustServer
-
-from joust_client import Client
 
 OUTCOMES = 2_000
 

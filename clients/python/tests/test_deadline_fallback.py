@@ -9,10 +9,11 @@ from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import pytest
-from joust_server import JoustServer, free_port
-from stall_proxy import StallProxy
 
 from joust_client import AsyncClient, Client, Duel, Unavailable
+
+from joust_server import JoustServer, free_port
+from stall_proxy import StallProxy
 
 DEADLINE = 0.05
 # Scheduling noise on a busy 2-core machine; the deadline itself is what is being checked.
