@@ -51,6 +51,12 @@ class Document:
 
 def load_corpus() -> list[Document]:
     """The documents, in a stable order (sorted by id)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # deprecated modules warn on import, some on reading too
+        return _load()
+
+
+def _load() -> list[Document]:
     documents: dict[str, Document] = {}
     for module_name in sorted(sys.stdlib_module_names):
         if module_name.startswith("_") or module_name in SKIPPED_MODULES:
@@ -79,12 +85,7 @@ def _add(documents: dict[str, Document], qualified_name: str, obj: object) -> No
 
 def _import_quietly(name: str) -> ModuleType | None:
     """Imports a module, or None where it is missing on this platform (winreg) or fails."""
-    with (
-        warnings.catch_warnings(),
-        contextlib.redirect_stdout(io.StringIO()),
-        contextlib.redirect_stderr(io.StringIO()),
-    ):
-        warnings.simplefilter("ignore")  # deprecated modules warn on import
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         try:
             return importlib.import_module(name)
         except Exception:
