@@ -3,7 +3,10 @@
 import argparse
 import contextlib
 import signal
+import sys
 import threading
+
+from joust_client import JoustError
 
 from .driver import Run, RunConfig, Summary
 
@@ -44,15 +47,26 @@ def main() -> None:
         seed=args.seed,
         backend_port=args.port,
     )
-    run = Run(config, log=lambda line: print(line, flush=True))
+    try:
+        run = Run(config, log=lambda line: print(line, flush=True))
+    except JoustError as error:
+        sys.exit(f"joust at {config.joust_url} refused or did not answer: {error}")
+    closing_timeout = None
     try:
         print(f"{config.users} simulated users searching {run.server.url} ...", flush=True)
         print_summary(run.simulate_users())
         if args.serve:
-            print(f"the backend keeps serving: curl '{run.server.url}/search?q=json+encoder'  (Ctrl-C stops)")
+            print(f"the backend keeps serving: curl '{run.server.url}/search?q=json+encoder'")
+            print("and the dashboard stays up; Ctrl-C stops", flush=True)
             wait_for_ctrl_c()
+    except KeyboardInterrupt:
+        closing_timeout = 2.0  # joust may be stopping too: do not wait long for the last clicks
+        print("stopped", flush=True)
+    except JoustError as error:
+        closing_timeout = 2.0
+        sys.exit(f"joust stopped answering: {error}")
     finally:
-        run.close()
+        run.close(closing_timeout)
 
 
 def print_summary(summary: Summary) -> None:
@@ -64,7 +78,7 @@ def print_summary(summary: Summary) -> None:
     by_mrr = sorted(summary.offline_mrr.items(), key=lambda item: -item[1])
     rows = [
         ("queries", f"{summary.queries} in {summary.seconds:.1f} s ({rate:.0f}/s)"),
-        ("outside experiment", f"{summary.pages_outside_experiment} (a deadline passed: the default ranker)"),
+        ("outside experiment", f"{summary.pages_outside_experiment} (joust missed a deadline)"),
         ("outcomes recorded", f"{summary.outcomes_recorded}"),
         ("outcomes lost", f"{summary.outcomes_dropped} dropped, {summary.outcomes_rejected} rejected"),
         ("champion", f"{summary.champion} ({summary.basis})"),

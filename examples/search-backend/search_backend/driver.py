@@ -104,6 +104,7 @@ class Run:
             len(self.documents),
             index_seconds,
         )
+        log(f"dashboard: {self.summary.dashboard_url}")
 
     def simulate_users(self) -> Summary:
         config, summary = self.config, self.summary
@@ -119,7 +120,11 @@ class Run:
         while any(user.is_alive() for user in users):
             time.sleep(0.25)
             elapsed = time.monotonic() - started
-            experiment = self.client.experiment(self.experiment_id)
+            try:
+                experiment = self.client.experiment(self.experiment_id)
+            except BaseException:
+                counter.stop.set()  # joust went away, or Ctrl-C: the users stop too
+                raise
             if experiment.champion.confident and summary.outcomes_to_confident is None:
                 summary.outcomes_to_confident = _outcomes(experiment)
                 summary.seconds_to_confident = elapsed
@@ -159,9 +164,11 @@ class Run:
         summary.outcomes_dropped = self.buffer.dropped
         summary.outcomes_rejected = self.buffer.rejected
 
-    def close(self) -> None:
+    def close(self, timeout: float | None = None) -> None:
+        """Stops the backend and sends the clicks still pending, waiting at most `timeout`
+        seconds (None: the buffer's own limit, 30 s)."""
         self.server.shutdown()
-        self.buffer.close()
+        self.buffer.close(timeout)
         self.client.close()
 
 
