@@ -56,7 +56,7 @@ class Summary:
     champion: str | None = None
     basis: str = "none"
     confident: bool = False
-    outcomes_to_confident: int | None = None  # recorded when the champion was first confident
+    outcomes_to_confident: int | None = None  # when first read confident (every 0.25 s)
     seconds_to_confident: float | None = None
     wins: dict[str, int] = field(default_factory=dict)
     offline_mrr: dict[str, float] = field(default_factory=dict)
@@ -116,25 +116,11 @@ class Run:
         started = time.monotonic()
         for user in users:
             user.start()
-        last_report = started
-        while any(user.is_alive() for user in users):
-            time.sleep(0.25)
-            elapsed = time.monotonic() - started
-            try:
-                experiment = self.client.experiment(self.experiment_id)
-            except BaseException:
-                counter.stop.set()  # joust went away, or Ctrl-C: the users stop too
-                raise
-            if experiment.champion.confident and summary.outcomes_to_confident is None:
-                summary.outcomes_to_confident = _outcomes(experiment)
-                summary.seconds_to_confident = elapsed
-                if config.stop_when_confident:
-                    counter.stop.set()
-            if elapsed > config.max_seconds:
-                counter.stop.set()
-            if time.monotonic() - last_report >= 2:
-                last_report = time.monotonic()
-                self.log(_progress(counter.count, experiment))
+        try:
+            self._watch(users, counter, started)
+        except BaseException:
+            counter.stop.set()  # Ctrl-C, or joust went away: the users stop too
+            raise
         for user in users:
             user.join()
             if user.error is not None:
@@ -149,6 +135,26 @@ class Run:
             {name: self.rankers[name] for name in config.rankers}, self.documents, 500, seed=config.seed
         )
         return summary
+
+    def _watch(self, users: list[SimulatedUser], counter: QueryCounter, started: float) -> None:
+        """Reads the experiment as the users search, as the dashboard does, and stops them at
+        the first confident champion or at the limits."""
+        config, summary = self.config, self.summary
+        last_report = started
+        while any(user.is_alive() for user in users):
+            time.sleep(0.25)
+            elapsed = time.monotonic() - started
+            experiment = self.client.experiment(self.experiment_id)
+            if experiment.champion.confident and summary.outcomes_to_confident is None:
+                summary.outcomes_to_confident = _outcomes(experiment)
+                summary.seconds_to_confident = elapsed
+                if config.stop_when_confident:
+                    counter.stop.set()
+            if elapsed > config.max_seconds:
+                counter.stop.set()
+            if time.monotonic() - last_report >= 2:
+                last_report = time.monotonic()
+                self.log(_progress(counter.count, experiment))
 
     def _read_result(self) -> None:
         experiment = self.client.experiment(self.experiment_id)
