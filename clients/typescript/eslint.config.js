@@ -13,6 +13,15 @@ export default tseslint.config(
     rules: {
       // Numbers in template strings (ports, counts) are what the messages are made of.
       "@typescript-eslint/restrict-template-expressions": ["error", { allowNumber: true }],
+      // node:test's describe and it return promises the runner itself awaits.
+      "@typescript-eslint/no-floating-promises": [
+        "error",
+        {
+          allowForKnownSafeCalls: [
+            { from: "package", package: "node:test", name: ["describe", "it", "test"] },
+          ],
+        },
+      ],
     },
   },
   { files: ["eslint.config.js"], ...tseslint.configs.disableTypeChecked },

@@ -58,7 +58,12 @@ export async function postClicks(options: PostClicksOptions): Promise<PostClicks
     });
     const text = await response.text();
     if (response.ok) {
-      return { transport: "fetch", ok: true, status: response.status, record: JSON.parse(text) as ClickRecord };
+      return {
+        transport: "fetch",
+        ok: true,
+        status: response.status,
+        record: JSON.parse(text) as ClickRecord,
+      };
     }
     const { code, message } = errorOf(text, response.status);
     return { transport: "fetch", ok: false, status: response.status, code, message };

@@ -178,7 +178,10 @@ export class JoustClient {
   ): Promise<History> {
     const query = new URLSearchParams();
     if (options.since !== undefined) {
-      query.set("since", typeof options.since === "string" ? options.since : options.since.toISOString());
+      query.set(
+        "since",
+        typeof options.since === "string" ? options.since : options.since.toISOString(),
+      );
     }
     if (options.maxPoints !== undefined) query.set("max_points", String(options.maxPoints));
     const suffix = query.size > 0 ? `?${query.toString()}` : "";
@@ -218,8 +221,9 @@ export class JoustClient {
   }
 
   async addRanker(id: number, name: string): Promise<RankerRef> {
-    return (await this.transport.request("POST", `/v1/experiments/${id}/rankers`, { body: { name } }))
-      .body as RankerRef;
+    return (
+      await this.transport.request("POST", `/v1/experiments/${id}/rankers`, { body: { name } })
+    ).body as RankerRef;
   }
 
   async retireRanker(id: number, name: string): Promise<RankerRef> {
@@ -237,9 +241,7 @@ export class JoustClient {
   }
 
   private async poll<T>(path: string, etag: string | undefined): Promise<Polled<T> | undefined> {
-    const answer = await withRetry(this.retry, () =>
-      this.transport.request("GET", path, { etag }),
-    );
+    const answer = await withRetry(this.retry, () => this.transport.request("GET", path, { etag }));
     if (answer.status === 304) return undefined;
     return { value: answer.body as T, etag: answer.headers.get("etag") ?? "" };
   }

@@ -120,7 +120,11 @@ export class UnavailableError extends JoustError {
     status: number,
     code: ErrorCode,
     message: string,
-    options?: { cause?: unknown; requestId?: string | undefined; retryAfterMs?: number | undefined },
+    options?: {
+      cause?: unknown;
+      requestId?: string | undefined;
+      retryAfterMs?: number | undefined;
+    },
   ) {
     super(status, code, message, options);
     this.retryAfterMs = options?.retryAfterMs;

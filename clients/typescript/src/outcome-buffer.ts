@@ -42,8 +42,7 @@ export interface OutcomeBufferOptions {
 }
 
 export type BufferedItem =
-  | { kind: "outcome"; body: OutcomeInput }
-  | { kind: "clicks"; body: ClicksInput };
+  { kind: "outcome"; body: OutcomeInput } | { kind: "clicks"; body: ClicksInput };
 
 export interface BufferStats {
   /** Items not yet answered for: queued or in flight. */
@@ -303,7 +302,13 @@ function isItemError(result: OutcomeRecord | ItemError): result is ItemError {
 }
 
 function itemErrorOf(result: ItemError): JoustError {
-  return errorFromAnswer(result.status, result.error.code, result.error.message, undefined, undefined);
+  return errorFromAnswer(
+    result.status,
+    result.error.code,
+    result.error.message,
+    undefined,
+    undefined,
+  );
 }
 
 function missingResult(): JoustError {

@@ -4,15 +4,15 @@
 
 type Timer = ReturnType<typeof setTimeout>;
 
-function setRef(timer: Timer, keepAlive: boolean): void {
-  const handle = timer as unknown as { ref?: () => void; unref?: () => void };
+function setRef(timer: unknown, keepAlive: boolean): void {
+  const handle = timer as { ref?: () => void; unref?: () => void };
   if (keepAlive) handle.ref?.();
   else handle.unref?.();
 }
 
 export function unrefInterval(callback: () => void, ms: number): ReturnType<typeof setInterval> {
   const timer = setInterval(callback, ms);
-  setRef(timer as unknown as Timer, false);
+  setRef(timer, false);
   return timer;
 }
 

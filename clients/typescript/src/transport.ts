@@ -135,9 +135,14 @@ function failureOf(error: unknown, signal: AbortSignal, method: string, path: st
     return new TimeoutError(0, "timeout", `${method} ${path} was aborted`, { cause: reason });
   }
   if (error instanceof JoustError) return error;
-  return new ConnectionError(0, "connection_failed", `${method} ${path}: no answer (${describe(error)})`, {
-    cause: error,
-  });
+  return new ConnectionError(
+    0,
+    "connection_failed",
+    `${method} ${path}: no answer (${describe(error)})`,
+    {
+      cause: error,
+    },
+  );
 }
 
 function describe(error: unknown): string {

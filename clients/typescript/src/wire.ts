@@ -64,11 +64,7 @@ export interface CreateExperimentInput {
 }
 
 export type ChampionBasis =
-  | "confident_condorcet"
-  | "policy"
-  | "condorcet_candidate"
-  | "copeland"
-  | "none";
+  "confident_condorcet" | "policy" | "condorcet_candidate" | "copeland" | "none";
 
 export interface Champion {
   ranker: string | null;
@@ -227,14 +223,11 @@ export type ClickSpec =
   | { clickPositions: readonly number[]; clicked?: never };
 
 export type OutcomeInput = { duel_token: string } & (
-  | { winner: string }
-  | { credits: Record<string, number> }
-  | { ordering: (string | string[])[] }
+  { winner: string } | { credits: Record<string, number> } | { ordering: (string | string[])[] }
 );
 
 export type ClicksInput = { interleaving_token: string } & (
-  | { clicks: readonly string[] }
-  | { click_positions: readonly number[] }
+  { clicks: readonly string[] } | { click_positions: readonly number[] }
 );
 
 export interface ItemError {

@@ -27,8 +27,8 @@ function listsFor(rankers: readonly string[]): Record<string, string[]> {
   return Object.fromEntries(rankers.map((r) => [r, [`${r}-1`, "shared", `${r}-2`]]));
 }
 
-function expectError<T extends JoustError>(
-  kind: abstract new (...args: never[]) => T,
+function expectError(
+  kind: abstract new (...args: never[]) => JoustError,
   status: number,
   code: string,
 ): (error: unknown) => boolean {
@@ -200,7 +200,10 @@ describe("backend flow", () => {
       onePage.experiments.map((e) => e.id),
     );
     assert.ok(ids.length >= 7);
-    assert.deepEqual(ids, [...ids].sort((a, b) => a - b));
+    assert.deepEqual(
+      ids,
+      [...ids].sort((a, b) => a - b),
+    );
     const second = await reader.listExperiments({ limit: 2, after: ids[1] ?? 0 });
     assert.deepEqual(
       second.experiments.map((e) => e.id),
@@ -268,10 +271,7 @@ describe("backend flow", () => {
       reader.createExperiment({ name: "not allowed", rankers: ["a", "b"] }),
       expectError(ForbiddenError, 403, "forbidden"),
     );
-    await assert.rejects(
-      reader.duel(experiment.id),
-      expectError(ForbiddenError, 403, "forbidden"),
-    );
+    await assert.rejects(reader.duel(experiment.id), expectError(ForbiddenError, 403, "forbidden"));
     await assert.rejects(
       reader.experiment(987_654),
       expectError(NotFoundError, 404, "unknown_experiment"),

@@ -52,7 +52,9 @@ describe("browser clicks from another origin", () => {
     } catch (error) {
       // A server without the feature refuses the field; the preflight below then decides.
       const unknownField =
-        error instanceof JoustError && error.status < 500 && error.message.includes("browser_clicks");
+        error instanceof JoustError &&
+        error.status < 500 &&
+        error.message.includes("browser_clicks");
       if (!unknownField) throw error;
       creationNote = ` (creating the experiment with browser_clicks was refused: ${error.message})`;
       experiment = await admin.createExperiment({ name: "browser", rankers: ["bm25", "bert"] });
@@ -74,7 +76,10 @@ describe("browser clicks from another origin", () => {
       console.error(`\n${banner}\nSKIPPED: browser click test: ${skipReason}\n${banner}\n`);
       return;
     }
-    assert.ok(existsSync(chromiumPath), `no Chromium at ${chromiumPath} (apt-get install chromium)`);
+    assert.ok(
+      existsSync(chromiumPath),
+      `no Chromium at ${chromiumPath} (apt-get install chromium)`,
+    );
     browser = await chromium.launch({
       executablePath: chromiumPath,
       args: [
@@ -134,9 +139,8 @@ describe("browser clicks from another origin", () => {
         [server.baseUrl, shown.token ?? ""] as const,
       );
     const first = await post();
-    assert.equal(first.transport, "fetch");
-    assert.ok(first.ok, JSON.stringify(first));
-    assert.equal(first.transport === "fetch" && first.ok && first.record.status, "recorded");
+    assert.ok(first.transport === "fetch" && first.ok, JSON.stringify(first));
+    assert.equal(first.record.status, "recorded");
     const again = await post();
     assert.ok(again.transport === "fetch" && again.ok, JSON.stringify(again));
     assert.equal(again.record.status, "duplicate");
@@ -155,7 +159,11 @@ describe("browser clicks from another origin", () => {
         const saved = w.fetch;
         w.fetch = undefined;
         try {
-          return await w.joust.postClicks({ baseUrl, interleavingToken: token, clickPositions: [1] });
+          return await w.joust.postClicks({
+            baseUrl,
+            interleavingToken: token,
+            clickPositions: [1],
+          });
         } finally {
           w.fetch = saved;
         }
@@ -182,7 +190,10 @@ describe("browser clicks from another origin", () => {
               .postClicks({ baseUrl, interleavingToken: token, clicked: [clickedId] })
               .then(resolve);
           });
-          Object.defineProperty(document, "visibilityState", { value: "hidden", configurable: true });
+          Object.defineProperty(document, "visibilityState", {
+            value: "hidden",
+            configurable: true,
+          });
           document.dispatchEvent(new Event("visibilitychange"));
         }),
       [server.baseUrl, shown.token ?? "", shown.ids[0] ?? ""] as const,

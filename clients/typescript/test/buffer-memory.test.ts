@@ -60,12 +60,19 @@ describe("outcome buffer memory bound", () => {
     assert.ok(performance.now() - closing < 1_000, "close did not give up in time");
     assert.equal(stats.pending, 10);
     assert.equal(stats.recorded, 0);
-    assert.equal(buffer.addOutcome(duel(0), { winner: "a" }), false, "a closed buffer took an item");
+    assert.equal(
+      buffer.addOutcome(duel(0), { winner: "a" }),
+      false,
+      "a closed buffer took an item",
+    );
     assert.equal(buffer.dropped, 992);
   });
 
   it("does not keep the process alive with items pending", () => {
-    const script = join(dirname(fileURLToPath(import.meta.url)), "fixtures/pending-buffer-exits.ts");
+    const script = join(
+      dirname(fileURLToPath(import.meta.url)),
+      "fixtures/pending-buffer-exits.ts",
+    );
     const start = performance.now();
     const run = spawnSync(process.execPath, ["--import", "tsx", script], {
       encoding: "utf8",

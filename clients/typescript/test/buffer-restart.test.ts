@@ -6,7 +6,13 @@ import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 
 import { JoustClient, type Duel } from "../src/index.ts";
-import { freePort, freshDataDir, removeDataDir, startJoust, type JoustServer } from "./support/joust-server.ts";
+import {
+  freePort,
+  freshDataDir,
+  removeDataDir,
+  startJoust,
+  type JoustServer,
+} from "./support/joust-server.ts";
 import { eventually } from "./support/wait.ts";
 
 const total = 2_000;

@@ -57,7 +57,10 @@ describe("duel deadline and fallback", () => {
     assert.equal(duel.fallbackReason, "deadline");
     assert.deepEqual(duel.rankers, ["bm25"]);
     assert.equal(duel.token, null);
-    assert.ok(elapsed >= deadlineMs - 5, `fell back after ${elapsed.toFixed(1)} ms, before the deadline`);
+    assert.ok(
+      elapsed >= deadlineMs - 5,
+      `fell back after ${elapsed.toFixed(1)} ms, before the deadline`,
+    );
     assert.ok(elapsed < deadlineMs + slackMs, `fell back after ${elapsed.toFixed(1)} ms`);
   });
 

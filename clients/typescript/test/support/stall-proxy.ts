@@ -48,9 +48,12 @@ export async function startStallProxy(target: { port: number }): Promise<StallPr
     }
     client.once("data", () => {
       if (mode === "stall-body") {
-        client.write("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{\"duel_");
+        client.write(
+          'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{"duel_',
+        );
       } else if (mode === "unavailable") {
-        const body = '{"error":{"code":"database_unavailable","message":"the database is unreachable"}}';
+        const body =
+          '{"error":{"code":"database_unavailable","message":"the database is unreachable"}}';
         client.end(
           `HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\n` +
             `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
