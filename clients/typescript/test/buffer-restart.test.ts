@@ -36,7 +36,12 @@ describe("outcome buffer across a server restart", () => {
     });
     // Duels are issued from memory; take them all while the server is up.
     const duels: Duel[] = [];
-    for (let i = 0; i < total; i++) duels.push(await client.duel(experiment.id));
+    while (duels.length < total) {
+      const wave = Array.from({ length: Math.min(50, total - duels.length) }, () =>
+        client.duel(experiment.id),
+      );
+      duels.push(...(await Promise.all(wave)));
+    }
 
     const buffer = client.outcomeBuffer({
       maxBatch: 150,
