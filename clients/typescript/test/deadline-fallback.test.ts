@@ -6,7 +6,7 @@ import { after, before, describe, it } from "node:test";
 
 import { JoustClient, TimeoutError, type Duel } from "../src/index.ts";
 import { freePort, removeDataDir, startJoust, type JoustServer } from "./support/joust-server.ts";
-import { startStallProxy, type StallProxy } from "./support/stall-proxy.ts";
+import { startStallProxy, type ProxyMode, type StallProxy } from "./support/stall-proxy.ts";
 
 const deadlineMs = 100;
 // Room for timer and event-loop jitter on a busy CI machine; far below any stall.
@@ -14,15 +14,21 @@ const slackMs = 60;
 
 describe("duel deadline and fallback", () => {
   let server: JoustServer;
-  let proxy: StallProxy;
-  let client: JoustClient;
+  const proxies: StallProxy[] = [];
+  let direct: JoustClient;
   let experimentId: number;
+
+  /** A client whose every request meets the service in this mode. */
+  async function clientBehind(mode: ProxyMode): Promise<[JoustClient, StallProxy]> {
+    const proxy = await startStallProxy({ port: server.port }, mode);
+    proxies.push(proxy);
+    return [new JoustClient({ baseUrl: proxy.baseUrl }), proxy];
+  }
 
   before(async () => {
     server = await startJoust();
-    proxy = await startStallProxy({ port: server.port });
-    client = new JoustClient({ baseUrl: proxy.baseUrl });
-    const experiment = await new JoustClient({ baseUrl: server.baseUrl }).createExperiment({
+    direct = new JoustClient({ baseUrl: server.baseUrl });
+    const experiment = await direct.createExperiment({
       name: "deadline",
       rankers: ["bm25", "bert"],
     });
@@ -30,7 +36,7 @@ describe("duel deadline and fallback", () => {
   });
 
   after(async () => {
-    await proxy.close();
+    for (const proxy of proxies) await proxy.close();
     await server.stop();
     removeDataDir(server.dataDir);
   });
@@ -42,7 +48,7 @@ describe("duel deadline and fallback", () => {
   }
 
   it("serves the experiment's duel when the service answers in time", async () => {
-    await proxy.setMode("forward");
+    const [client] = await clientBehind("forward");
     const [duel] = await timedDuel(client);
     assert.equal(duel.inExperiment, true);
     assert.equal(duel.fallbackReason, undefined);
@@ -51,7 +57,7 @@ describe("duel deadline and fallback", () => {
   });
 
   it("falls back within the deadline when the service holds the request", async () => {
-    await proxy.setMode("hold");
+    const [client] = await clientBehind("hold");
     const [duel, elapsed] = await timedDuel(client);
     assert.equal(duel.inExperiment, false);
     assert.equal(duel.fallbackReason, "deadline");
@@ -65,14 +71,14 @@ describe("duel deadline and fallback", () => {
   });
 
   it("falls back within the deadline when the answer stalls halfway", async () => {
-    await proxy.setMode("stall-body");
+    const [client] = await clientBehind("stall-body");
     const [duel, elapsed] = await timedDuel(client);
     assert.equal(duel.fallbackReason, "deadline");
     assert.ok(elapsed < deadlineMs + slackMs, `fell back after ${elapsed.toFixed(1)} ms`);
   });
 
   it("makes the fallback a duel that records nothing, with no request", async () => {
-    await proxy.setMode("hold");
+    const [client] = await clientBehind("hold");
     const [duel] = await timedDuel(client);
     const start = performance.now();
     const shown = await client.interleave(duel, { bm25: ["a", "b", "a", "c"], bert: ["x"] });
@@ -85,14 +91,14 @@ describe("duel deadline and fallback", () => {
   });
 
   it("falls back at once on 503 and on a 4xx", async () => {
-    await proxy.setMode("unavailable");
-    const [unavailable, elapsed] = await timedDuel(client);
+    const [down] = await clientBehind("unavailable");
+    const [unavailable, elapsed] = await timedDuel(down);
     assert.equal(unavailable.fallbackReason, "unavailable");
     assert.equal(unavailable.fallbackError?.status, 503);
     assert.ok(elapsed < deadlineMs);
 
-    await proxy.setMode("forward");
-    const [unknown] = await timedDuel(client, 987_654);
+    const [up] = await clientBehind("forward");
+    const [unknown] = await timedDuel(up, 987_654);
     assert.equal(unknown.fallbackReason, "rejected");
     assert.equal(unknown.fallbackError?.code, "unknown_experiment");
   });
@@ -106,13 +112,13 @@ describe("duel deadline and fallback", () => {
   });
 
   it("takes several fallback rankers", async () => {
-    await proxy.setMode("hold");
+    const [client] = await clientBehind("hold");
     const duel = await client.duel(experimentId, { deadlineMs: 20, fallback: ["bm25", "bm25"] });
     assert.deepEqual(duel.rankers, ["bm25", "bm25"]);
   });
 
   it("rejects with a TimeoutError at the deadline when no fallback is given", async () => {
-    await proxy.setMode("hold");
+    const [client] = await clientBehind("hold");
     const start = performance.now();
     await assert.rejects(client.duel(experimentId, { deadlineMs }), (error: unknown) => {
       assert.ok(error instanceof TimeoutError);
@@ -121,5 +127,26 @@ describe("duel deadline and fallback", () => {
       return true;
     });
     assert.ok(performance.now() - start < deadlineMs + slackMs);
+  });
+
+  it("makes the buffer wait out a 503's Retry-After, then deliver", async () => {
+    const duel = await direct.duel(experimentId);
+    // "unavailable" closes each connection: the switch to "forward" holds for the retry.
+    const [client, proxy] = await clientBehind("unavailable");
+    // Backoff alone would retry within 50 ms; the proxy's Retry-After says 1 s.
+    const buffer = client.outcomeBuffer({
+      flushIntervalMs: 10,
+      backoff: { baseDelayMs: 10, maxDelayMs: 50 },
+    });
+    const start = performance.now();
+    assert.ok(buffer.addOutcome(duel, { winner: "tie" }));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(buffer.stats.retries, 1, "retried before Retry-After");
+    assert.equal(buffer.pending, 1);
+    proxy.setMode("forward");
+    const stats = await buffer.close();
+    assert.ok(performance.now() - start >= 1_000);
+    assert.equal(stats.recorded, 1);
+    assert.equal(stats.pending, 0);
   });
 });

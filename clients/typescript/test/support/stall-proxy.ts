@@ -1,5 +1,7 @@
 // A TCP front for a joust server that can stop answering: what a stalled or overloaded service
-// looks like to a client. Modes switch at any time and apply to new requests.
+// looks like to a client. A mode applies to the connections opened while it is set (a client's
+// pooled keep-alive connection keeps the mode it was opened under), so tests that need several
+// modes at once use one proxy each.
 
 import { createConnection, createServer, type Socket } from "node:net";
 
@@ -15,21 +17,21 @@ export type ProxyMode =
 
 export interface StallProxy {
   baseUrl: string;
-  /** Switches the mode and drops open connections, so that pooled ones do not keep the old one. */
-  setMode(mode: ProxyMode): Promise<void>;
+  /** The mode of connections opened from now on. */
+  setMode(mode: ProxyMode): void;
   close(): Promise<void>;
 }
 
-export async function startStallProxy(target: { port: number }): Promise<StallProxy> {
+export async function startStallProxy(
+  target: { port: number },
+  mode: ProxyMode,
+): Promise<StallProxy> {
   const sockets = new Set<Socket>();
-  let currentMode: ProxyMode = "forward";
+  let currentMode = mode;
   const proxy: StallProxy = {
     baseUrl: "",
-    async setMode(mode) {
+    setMode(mode) {
       currentMode = mode;
-      for (const socket of sockets) socket.destroy();
-      // Let the client's pool see the closes before it picks a connection for the next request.
-      await new Promise((resolve) => setTimeout(resolve, 20));
     },
     close: () => Promise.resolve(),
   };
