@@ -1,4 +1,7 @@
 // Flat config: typescript-eslint's type-aware strict rules over the sources, tests and benchmark.
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
@@ -8,7 +11,10 @@ export default tseslint.config(
   ...tseslint.configs.strictTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+      parserOptions: {
+        projectService: true,
+        tsconfigRootDir: dirname(fileURLToPath(import.meta.url)),
+      },
     },
     rules: {
       // Numbers in template strings (ports, counts) are what the messages are made of.
