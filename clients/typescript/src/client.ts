@@ -58,7 +58,7 @@ export interface Polled<T> {
 }
 
 export class JoustClient {
-  readonly transport: Transport;
+  private readonly transport: Transport;
   private readonly retry: RetryOptions;
 
   constructor(options: JoustClientOptions) {

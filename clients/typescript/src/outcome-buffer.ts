@@ -80,6 +80,7 @@ export class OutcomeBuffer {
   /** Set when close() runs out of time: the pumps stop at their next step. */
   private givenUp = false;
 
+  /** Made by `JoustClient.outcomeBuffer()`, which hands it the client's connection settings. */
   constructor(transport: Transport, options: OutcomeBufferOptions = {}) {
     this.transport = transport;
     this.maxPending = options.maxPending ?? 100_000;
