@@ -203,4 +203,32 @@ describe("browser clicks from another origin", () => {
     assert.equal(count, 3, "the hidden page's clicks were not recorded");
     assert.deepEqual(pageErrors, []);
   });
+
+  it("records nothing for an experiment that does not list the page's origin", async (t) => {
+    if (skipReason !== undefined) {
+      t.skip(skipReason);
+      return;
+    }
+    const closed = await admin.createExperiment({ name: "no browser clicks", rankers: ["a", "b"] });
+    const backend = new JoustClient({ baseUrl: server.baseUrl, apiKey: keys.ingest });
+    const duel = await backend.duel(closed.id);
+    const shown = await backend.interleave(
+      duel,
+      Object.fromEntries(duel.rankers.map((r) => [r, [`${r}-1`]])),
+    );
+    const result = await page.evaluate(
+      ([baseUrl, token]) =>
+        (window as unknown as PageWindow).joust.postClicks({
+          baseUrl,
+          interleavingToken: token,
+          clickPositions: [0],
+          transport: "fetch",
+        }),
+      [server.baseUrl, shown.token ?? ""] as const,
+    );
+    // Refused (401/403), or unreadable to the page for want of CORS headers (status 0).
+    assert.equal(result.ok, false, JSON.stringify(result));
+    const e = await admin.experiment(closed.id);
+    assert.equal(e.outcomes_applied + e.ties_recorded, 0);
+  });
 });
