@@ -1,0 +1,243 @@
+// The service's JSON bodies as openapi.yaml defines them (snake_case, as sent on the wire).
+// Read models (experiments, matrices, history) are returned to callers as they arrive; duels and
+// interleavings are wrapped in the SDK's own objects (duel.ts, interleaving.ts).
+
+export type ExperimentStatus = "running" | "paused" | "concluded";
+
+export type PolicyName =
+  | "interleaved_filter"
+  | "beat_the_mean"
+  | "rucb"
+  | "merge_rucb"
+  | "merge_dts"
+  | "dts"
+  | "rmed1"
+  | "self_sparring"
+  | "sparring_ucb"
+  | "sparring_ts"
+  | "sparring_exp3"
+  | "doubler"
+  | "multi_sbm"
+  | "rex3"
+  | "uniform"
+  | "mdb"
+  | "ucb_candidates"
+  | "auto";
+
+export interface PolicySpec {
+  name: PolicyName;
+  params?: Record<string, unknown>;
+}
+
+export type InterleavingMethod =
+  | "team_draft"
+  | "balanced"
+  | "probabilistic"
+  | "optimized"
+  | "team_draft_multileave"
+  | "probabilistic_multileave"
+  | "sample_only_scored"
+  | "pairwise_preference";
+
+export interface InterleavingSettings {
+  method: InterleavingMethod;
+  options?: Record<string, unknown>;
+  max_length?: number | null;
+}
+
+/** Browser clicks: the page origins allowed to post clicks with the interleaving token alone. */
+export interface BrowserClicksSettings {
+  origins: string[];
+}
+
+export interface CreateExperimentInput {
+  name: string;
+  rankers: string[];
+  policy?: PolicySpec;
+  attribution_window_secs?: number;
+  seed?: number;
+  tie_rule?: "ignore" | "half_win";
+  interleaving?: InterleavingSettings;
+  rankers_per_query?: number;
+  /** Needs a server with browser clicks; `null` turns them off. */
+  browser_clicks?: BrowserClicksSettings | null;
+}
+
+export type ChampionBasis =
+  "confident_condorcet" | "policy" | "condorcet_candidate" | "copeland" | "none";
+
+export interface Champion {
+  ranker: string | null;
+  basis: ChampionBasis;
+  confident: boolean;
+  condorcet_candidate: string | null;
+  copeland_leaders: string[];
+  copeland_score: number;
+  policy_belief: string | null;
+  contenders: string[];
+}
+
+export interface Ranker {
+  name: string;
+  index: number;
+  active: boolean;
+  wins: number;
+  losses: number;
+  ties: number;
+  comparisons: number;
+}
+
+export interface RankerRef {
+  name: string;
+  index: number;
+  active: boolean;
+}
+
+export interface Experiment {
+  id: number;
+  name: string;
+  status: ExperimentStatus;
+  policy: PolicySpec;
+  tie_rule: "ignore" | "half_win";
+  interleaving: InterleavingSettings;
+  rankers_per_query: number;
+  attribution_window_secs: number;
+  seed: number;
+  created_at: string;
+  version: number;
+  updated_at: string;
+  duels_issued: number;
+  outcomes_applied: number;
+  ties_recorded: number;
+  rankers: Ranker[];
+  champion: Champion;
+  matrix_url: string;
+  browser_clicks?: BrowserClicksSettings | null;
+}
+
+export interface ExperimentSummary {
+  id: number;
+  name: string;
+  status: ExperimentStatus;
+  policy: PolicySpec;
+  rankers: number;
+  created_at: string;
+  version: number;
+  outcomes_applied: number;
+  ties_recorded: number;
+  champion: string | null;
+  champion_confident: boolean;
+}
+
+export interface ExperimentPage {
+  experiments: ExperimentSummary[];
+  next_after: number | null;
+}
+
+export interface Matrix {
+  rankers: string[];
+  wins: number[][];
+  ties: number[][];
+  preference: number[][];
+  lower: number[][];
+  upper: number[][];
+  confidence: number;
+  version: number;
+}
+
+export interface HistoryPoint {
+  at: string;
+  version: number;
+  outcomes_applied: number;
+  ties_recorded: number;
+  duels_issued: number;
+  champion: string | null;
+  basis: ChampionBasis;
+  confident: boolean;
+  wins: number[];
+  losses: number[];
+}
+
+export interface History {
+  experiment_id: number;
+  rankers: string[];
+  total_points: number;
+  points: HistoryPoint[];
+}
+
+export type KeyScope = "admin" | "ingest" | "read" | "open";
+
+export interface DuelBody {
+  duel_token: string | null;
+  duel_id: string | null;
+  experiment_id: number;
+  rankers: string[];
+  expires_at: string | null;
+  concluded: boolean;
+}
+
+export interface ShownDocument {
+  id: string;
+  /** The ranker whose team drafted the document (Team-Draft methods), else null. */
+  ranker: string | null;
+}
+
+export interface InterleavingBody {
+  interleaving_token: string;
+  duel_id: string;
+  experiment_id: number;
+  method: string;
+  documents: ShownDocument[];
+  expires_at: string;
+}
+
+export interface PairOutcome {
+  rankers: [string, string];
+  winner: string;
+}
+
+export interface OutcomeRecord {
+  duel_id: string;
+  experiment_id: number;
+  /** A two-ranker duel's winner, or "tie". */
+  winner?: string;
+  /** A multi-ranker query's result for every pair of its rankers. */
+  outcomes?: PairOutcome[];
+  status: "recorded" | "duplicate";
+}
+
+export interface ClickRecord extends OutcomeRecord {
+  method: string;
+  credit: Record<string, number>;
+}
+
+/** How a duel ended: exactly one of a winner (or "tie"), credits per ranker, or an ordering. */
+export type OutcomeSpec =
+  | { winner: string; credits?: never; ordering?: never }
+  | { credits: Record<string, number>; winner?: never; ordering?: never }
+  | { ordering: (string | string[])[]; winner?: never; credits?: never };
+
+/** What the user clicked: document ids, or 0-based positions in the shown list. */
+export type ClickSpec =
+  | { clicked: readonly string[]; clickPositions?: never }
+  | { clickPositions: readonly number[]; clicked?: never };
+
+export type OutcomeInput = { duel_token: string } & (
+  { winner: string } | { credits: Record<string, number> } | { ordering: (string | string[])[] }
+);
+
+export type ClicksInput = { interleaving_token: string } & (
+  { clicks: readonly string[] } | { click_positions: readonly number[] }
+);
+
+export interface ItemError {
+  error: { code: string; message: string };
+  status: number;
+}
+
+export interface BatchResult {
+  recorded: number;
+  duplicates: number;
+  rejected: number;
+  results: (OutcomeRecord | ItemError)[];
+}
