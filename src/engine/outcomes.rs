@@ -390,6 +390,14 @@ fn ordering_scores(
             Rank::One(name) => std::slice::from_ref(name),
             Rank::Tied(group) => group,
         };
+        // An empty group is no place: accepting it would make later places' numbers depend on
+        // filler, and the body would not say what the client meant.
+        if group.is_empty() {
+            return Err(EngineError::invalid(
+                ErrorCode::RankersMismatch,
+                format!("`ordering[{p}]` is an empty group: a group of tied rankers names one or more"),
+            ));
+        }
         for name in group {
             listed += 1;
             place.insert(name.as_str(), p);

@@ -19,8 +19,10 @@ pub const DEFAULT_POINTS: i64 = 500;
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HistoryQuery {
+    /// Parsed by `parse_since`, so that a time without a timezone gets an answer that says so
+    /// (serde's own message for it is "premature end of input").
     #[serde(default)]
-    since: Option<chrono::DateTime<chrono::Utc>>,
+    since: Option<String>,
     #[serde(default)]
     max_points: Option<i64>,
 }
@@ -44,6 +46,23 @@ pub async fn get(
     if tag.matches(&headers) {
         return Ok(tag.tagged(StatusCode::NOT_MODIFIED.into_response()));
     }
-    let (points, total) = engine.history(id, q.since, max_points).await?;
+    let since = q.since.as_deref().map(parse_since).transpose()?;
+    let (points, total) = engine.history(id, since, max_points).await?;
     Ok(tag.tagged(axum::Json(views::history(&snap, &points, total)).into_response()))
+}
+
+/// `since` is an RFC 3339 time, which always names its offset: a time without one is ambiguous
+/// (the server's zone or the client's?), so it is refused rather than guessed.
+fn parse_since(text: &str) -> Result<chrono::DateTime<chrono::Utc>, ApiError> {
+    chrono::DateTime::parse_from_rfc3339(text)
+        .map(|time| time.with_timezone(&chrono::Utc))
+        .map_err(|_| {
+            ApiError::new(
+                ErrorCode::InvalidQuery,
+                format!(
+                    "since must be an RFC 3339 time with its timezone, such as \
+                     2026-11-25T12:00:00Z or 2026-11-25T13:00:00+01:00; got {text:?}"
+                ),
+            )
+        })
 }

@@ -178,8 +178,22 @@ async fn credits_and_orderings_decide_each_pair() {
         assert_eq!(o["winner"], expected, "{rec}");
     }
 
-    // An ordering with a tied group, on a fresh query.
+    // An ordering with a tied group, on a fresh query. An empty group is refused first, and
+    // records nothing: the valid ordering after it is recorded, not a duplicate or a conflict.
     let (token, rankers) = query(&app, id).await;
+    let mut with_empty_group = vec![json!([])];
+    with_empty_group.extend(rankers.iter().map(|r| json!(r)));
+    let (s, e) = app
+        .post(
+            "/v1/outcomes",
+            json!({"duel_token": token, "ordering": with_empty_group}),
+        )
+        .await;
+    assert_eq!(
+        (s, error_code(&e)),
+        (StatusCode::UNPROCESSABLE_ENTITY, "rankers_mismatch"),
+        "{e}"
+    );
     let mut ordering: Vec<Value> = rankers.iter().rev().map(|r| json!(r)).collect();
     if ordering.len() >= 3 {
         let last = ordering.split_off(1);
@@ -191,7 +205,7 @@ async fn credits_and_orderings_decide_each_pair() {
             json!({"duel_token": token, "ordering": ordering}),
         )
         .await;
-    assert_eq!(s, StatusCode::OK, "{rec}");
+    assert_eq!((s, rec["status"].as_str()), (StatusCode::OK, Some("recorded")), "{rec}");
     let best = rankers.last().unwrap();
     for o in rec["outcomes"].as_array().unwrap() {
         if o["rankers"]
