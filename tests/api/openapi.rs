@@ -338,6 +338,8 @@ async fn every_operation_matches_the_spec() {
     .await;
     c.call(Method::POST, "/v1/clicks", "/v1/clicks", Some(clicks))
         .await;
+    c.call(Method::OPTIONS, "/v1/clicks", "/v1/clicks", None)
+        .await;
     c.call(
         Method::POST,
         "/v1/clicks",
