@@ -497,6 +497,27 @@ async fn every_operation_matches_the_spec() {
         Some(json!({"status": "running"})),
     )
     .await;
+    c.call(
+        Method::PATCH,
+        one,
+        &p(""),
+        Some(json!({"browser_clicks": {"origins": ["https://search.example.com"]}})),
+    )
+    .await;
+    c.call(
+        Method::PATCH,
+        one,
+        &p(""),
+        Some(json!({"browser_clicks": {"origins": ["https://search.example.com/"]}})),
+    )
+    .await;
+    c.call(
+        Method::PATCH,
+        one,
+        &p(""),
+        Some(json!({"browser_clicks": null})),
+    )
+    .await;
     c.call(Method::DELETE, one, &p(""), None).await;
     c.call(Method::DELETE, one, &p(""), None).await;
     c.call(Method::GET, "/healthz", "/healthz", None).await;
