@@ -84,12 +84,12 @@ pub fn check_origin(origin: &str) -> Result<(), &'static str> {
     let (host, port) = if rest.starts_with('[') {
         let end = rest.find(']').ok_or("an IPv6 host needs its closing `]`")?;
         let inner = &rest[1..end];
-        if inner.is_empty()
-            || !inner
-                .chars()
-                .all(|c| c.is_ascii_digit() || ('a'..='f').contains(&c) || c == ':' || c == '.')
+        // Browsers send an IPv6 address in its canonical (shortest, lowercase) form.
+        if inner
+            .parse::<std::net::Ipv6Addr>()
+            .map_or(true, |ip| ip.to_string() != inner)
         {
-            return Err("an IPv6 host holds lowercase hex digits, `:` and `.` between `[` and `]`");
+            return Err("an IPv6 host is an address in its shortest lowercase form, in `[` `]`");
         }
         (&rest[..=end], &rest[end + 1..])
     } else {
@@ -295,6 +295,9 @@ mod tests {
             "https://bücher.example",
             "https://[::1",
             "https://[]",
+            "https://[2]",
+            "https://[0:0:0:0:0:0:0:1]",
+            "https://[::A]",
             "https://exa mple.com",
         ] {
             assert!(check_origin(bad).is_err(), "{bad:?} was accepted");
