@@ -68,6 +68,8 @@ error_codes! {
     TooFewRankers = "too_few_rankers", Some(409);
     RankerRetired = "ranker_retired", Some(409);
     MatrixTooLarge = "matrix_too_large", Some(422);
+    /// A `browser_clicks` origin that is not `scheme://host[:port]` as browsers send it.
+    InvalidOrigin = "invalid_origin", Some(422);
 
     // Duels, interleavings, clicks and outcomes.
     InvalidToken = "invalid_token", Some(400);
@@ -82,6 +84,8 @@ error_codes! {
     InvalidCredits = "invalid_credits", Some(422);
     InvalidBatch = "invalid_batch", Some(422);
     OutcomeConflict = "outcome_conflict", Some(409);
+    /// Clicks posted without a key from a page whose origin the experiment does not list.
+    OriginNotAllowed = "origin_not_allowed", Some(403);
 
     // The service.
     DatabaseUnavailable = "database_unavailable", Some(503);

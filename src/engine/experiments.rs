@@ -9,6 +9,7 @@ use std::collections::HashSet;
 use crate::bandit::{BanditRng, BanditState, PolicySpec, TieRule, multi_ranker_policies};
 use crate::store::{self, experiments};
 
+use super::browser_clicks::BrowserClicks;
 use super::interleaving_config::{InterleavingConfig, InterleavingSpec};
 use super::json_words::in_json_words;
 use super::outcomes::TIE;
@@ -53,6 +54,20 @@ pub struct CreateExperiment {
     /// [`MAX_RANKERS_PER_QUERY`] (a multileaved list; needs a policy and a method that take it).
     #[serde(default, deserialize_with = "non_null")]
     pub rankers_per_query: Option<usize>,
+    /// The origins whose pages may post clicks with no API key (off when omitted).
+    #[serde(default, deserialize_with = "non_null")]
+    pub browser_clicks: Option<BrowserClicks>,
+}
+
+/// `PATCH /v1/experiments/{id}`: any of the settings that may change after creation.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PatchExperiment {
+    #[serde(default, deserialize_with = "non_null")]
+    pub status: Option<Status>,
+    /// Absent: unchanged; `null`: browser clicks off; an object: the new origins.
+    #[serde(default, deserialize_with = "non_null")]
+    pub browser_clicks: Option<Option<BrowserClicks>>,
 }
 
 fn check_name(what: &str, name: &str) -> Result<(), EngineError> {
@@ -151,6 +166,9 @@ impl Engine {
                 format!("seed must be in 0..={MAX_SEED}, got {seed}"),
             ));
         }
+        if let Some(browser) = &req.browser_clicks {
+            browser.validate()?;
+        }
         let seed = req.seed.unwrap_or_else(|| rand::rng().random::<u64>() >> 1);
         let tie_rule = req.tie_rule.unwrap_or_default();
         let mut rng = BanditRng::seed_from_u64(seed);
@@ -181,17 +199,28 @@ impl Engine {
                 attribution_window_secs: window,
                 seed: seed as i64,
                 policy_state: PersistedPolicy::to_json(&state),
+                browser_click_origins: req.browser_clicks.as_ref().map(|b| &b.origins[..]),
             },
         )
         .await?;
         self.reload(id).await
     }
 
-    pub async fn set_status(
+    /// Changes an experiment's status, its browser-click origins or both, in one transaction.
+    pub async fn patch_experiment(
         &self,
         id: i64,
-        status: Status,
+        patch: PatchExperiment,
     ) -> Result<std::sync::Arc<Snapshot>, EngineError> {
+        if patch.status.is_none() && patch.browser_clicks.is_none() {
+            return Err(EngineError::invalid(
+                ErrorCode::InvalidBody,
+                "give `status`, `browser_clicks` or both",
+            ));
+        }
+        if let Some(Some(browser)) = &patch.browser_clicks {
+            browser.validate()?;
+        }
         let mut tx = self.pool.begin().await.map_err(store::StoreError::from)?;
         experiments::lock_state(&mut tx, id)
             .await?
@@ -199,13 +228,19 @@ impl Engine {
         let current = experiments::get(&mut *tx, id)
             .await?
             .ok_or(EngineError::UnknownExperiment(id))?;
-        if current.status == "concluded" && status != Status::Concluded {
-            return Err(EngineError::conflict(
-                ErrorCode::ExperimentConcluded,
-                "a concluded experiment cannot be resumed; create a new experiment",
-            ));
+        if let Some(status) = patch.status {
+            if current.status == "concluded" && status != Status::Concluded {
+                return Err(EngineError::conflict(
+                    ErrorCode::ExperimentConcluded,
+                    "a concluded experiment cannot be resumed; create a new experiment",
+                ));
+            }
+            experiments::set_status(&mut tx, id, status.as_str()).await?;
         }
-        experiments::set_status(&mut tx, id, status.as_str()).await?;
+        if let Some(browser) = &patch.browser_clicks {
+            let origins = browser.as_ref().map(|b| &b.origins[..]);
+            experiments::set_browser_click_origins(&mut tx, id, origins).await?;
+        }
         experiments::bump_version(&mut tx, id, None).await?;
         tx.commit().await.map_err(store::StoreError::from)?;
         self.reload(id).await
@@ -218,9 +253,10 @@ impl Engine {
             .ok_or(EngineError::UnknownExperiment(id))?;
         experiments::mark_deleted(&mut tx, id).await?;
         store::history::delete(&mut tx, id).await?;
-        experiments::bump_version(&mut tx, id, None).await?;
+        let version = experiments::bump_version(&mut tx, id, None).await?;
         tx.commit().await.map_err(store::StoreError::from)?;
         self.cache.remove(id);
+        self.origins.forget(id, version);
         Ok(())
     }
 

@@ -2,6 +2,7 @@
 //! pipeline, and refresh from Postgres (the only source of truth) when another replica changed
 //! something. HTTP handlers call one function here per request.
 
+pub mod browser_clicks;
 pub mod cache;
 pub mod db_health;
 pub mod derived;
@@ -75,6 +76,8 @@ pub struct Engine {
     db: Arc<db_health::DbHealth>,
     /// Per-experiment memory budget in bytes (see [`memory_budget`]).
     memory_budget: std::sync::atomic::AtomicU64,
+    /// The origins some live experiment lists for browser clicks (CORS preflights).
+    origins: browser_clicks::OriginRegistry,
 }
 
 impl Engine {
@@ -109,7 +112,13 @@ impl Engine {
             instance_id: format!("{:016x}", rand::rng().random::<u64>()),
             db,
             memory_budget: memory_budget::DEFAULT_BUDGET_BYTES.into(),
+            origins: browser_clicks::OriginRegistry::default(),
         });
+        // A fresh replica knows every listed origin before it serves a preflight; if the
+        // database does not answer now, the refresh loop reads them once it does.
+        if let Err(e) = engine.refresh_once().await {
+            tracing::warn!(error = %e, "could not read the browser-click origins at startup");
+        }
         tokio::spawn(refresh_loop(Arc::downgrade(&engine)));
         Ok(engine)
     }
@@ -174,8 +183,10 @@ impl Engine {
         drop(conn);
         let k = stored.rankers.len();
         // Parsing a large state and rebuilding its caches is CPU work: off the runtime.
-        self.cache
-            .put(offload::cpu(k, move || Snapshot::from_stored(stored)).await?);
+        let snap = offload::cpu(k, move || Snapshot::from_stored(stored)).await?;
+        self.origins
+            .note(id, snap.version, snap.browser_click_origins.clone());
+        self.cache.put(snap);
         self.cache.get(id).ok_or(EngineError::UnknownExperiment(id))
     }
 
@@ -225,6 +236,7 @@ impl Engine {
     }
 
     async fn refresh_once(&self) -> Result<(), EngineError> {
+        let started = std::time::Instant::now();
         let versions = store_experiments::versions(&self.pool).await?;
         let live: std::collections::HashMap<i64, i64> = versions.into_iter().collect();
         for (id, cached) in self.cache.ids_and_versions() {
@@ -236,7 +248,37 @@ impl Engine {
                 Some(_) => {}
             }
         }
+        // The origins of every live experiment, cached or not: a preflight may reach any replica.
+        let stale = self.origins.stale(&live);
+        let rows = if stale.is_empty() {
+            Vec::new()
+        } else {
+            store_experiments::browser_click_origins(&self.pool, &stale).await?
+        };
+        self.origins.merge(started, &live, rows);
         Ok(())
+    }
+
+    /// Whether some live experiment lists `origin` for browser clicks (answered from memory).
+    pub fn origin_listed(&self, origin: &str) -> bool {
+        self.origins.contains(origin)
+    }
+
+    /// The experiment an interleaving token was issued for, if the token is genuine and the
+    /// experiment live: what decides whether clicks may come without a key. Checks only the
+    /// signature; [`Engine::record_clicks`] checks the rest.
+    pub async fn click_experiment(
+        &self,
+        token: &str,
+    ) -> Result<Option<Arc<Snapshot>>, EngineError> {
+        let Some(claims) = self.signer.verify_interleaving(token) else {
+            return Ok(None);
+        };
+        match self.snapshot(claims.duel.experiment_id).await {
+            Ok(snap) => Ok(Some(snap)),
+            Err(EngineError::UnknownExperiment(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     async fn flush_duels(&self) -> Result<(), EngineError> {

@@ -84,6 +84,9 @@ pub struct Snapshot {
     pub attribution_window_secs: i64,
     pub seed: i64,
     pub created_at: chrono::DateTime<chrono::Utc>,
+    /// The origins whose pages may post this experiment's clicks with no API key; `None` when
+    /// browser clicks are off ([`super::browser_clicks`]).
+    pub browser_click_origins: Option<Arc<[String]>>,
     /// Shared between versions: the writer clones a snapshot for every group of outcomes, and
     /// the names only change when a ranker is added (which reloads the snapshot).
     pub names: Arc<[String]>,
@@ -149,6 +152,7 @@ impl Snapshot {
             attribution_window_secs: e.attribution_window_secs,
             seed: e.seed,
             created_at: e.created_at,
+            browser_click_origins: e.browser_click_origins.clone().map(Into::into),
             names: names.into(),
             by_name: Arc::new(by_name),
             state,
@@ -175,6 +179,13 @@ impl Snapshot {
     /// [`super::derived::MAX_MATRIX_RANKERS`] active rankers.
     pub fn estimates(&self) -> Option<Arc<Estimates>> {
         self.derived.estimates(&self.state)
+    }
+
+    /// Whether browser clicks are on and list `origin`.
+    pub fn lists_origin(&self, origin: &str) -> bool {
+        self.browser_click_origins
+            .as_deref()
+            .is_some_and(|list| list.iter().any(|o| o == origin))
     }
 
     pub fn arm(&self, name: &str) -> Result<Arm, EngineError> {

@@ -95,8 +95,15 @@ impl ApiKeys {
         }
     }
 
-    fn check(&self, parts: &Parts, needed: Scope) -> Result<(), ApiError> {
-        match self.identify(&parts.headers)? {
+    /// Whether the request presents a key at all (right or wrong).
+    pub fn presented(headers: &HeaderMap) -> bool {
+        headers.contains_key(axum::http::header::AUTHORIZATION)
+    }
+
+    /// Checks that the request's key has scope `needed` (any request when keys are not
+    /// configured).
+    pub fn check(&self, headers: &HeaderMap, needed: Scope) -> Result<(), ApiError> {
+        match self.identify(headers)? {
             None | Some(Scope::Admin) => Ok(()),
             Some(s) if s == needed => Ok(()),
             Some(s) => Err(ApiError::new(
@@ -136,7 +143,7 @@ macro_rules! scoped_access {
                 parts: &mut Parts,
                 state: &Arc<AppState>,
             ) -> Result<Self, ApiError> {
-                state.keys.check(parts, $scope)?;
+                state.keys.check(&parts.headers, $scope)?;
                 Ok($name(state.engine.clone()))
             }
         }

@@ -6,8 +6,8 @@ use serde::Deserialize;
 use serde_json::json;
 use std::sync::Arc;
 
-use crate::engine::experiments::CreateExperiment;
-use crate::engine::{ErrorCode, Snapshot, Status, offload};
+use crate::engine::experiments::{CreateExperiment, PatchExperiment};
+use crate::engine::{ErrorCode, Snapshot, offload};
 
 use super::auth::{AdminAccess, ReadAccess};
 use super::detail_body::DetailBody;
@@ -132,18 +132,12 @@ pub async fn matrix(
     Ok(tag.tagged(json_response(body)))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PatchExperiment {
-    status: Status,
-}
-
 pub async fn patch(
     AdminAccess(engine): AdminAccess,
     Path(id): Path<i64>,
     Json(req): Json<PatchExperiment>,
 ) -> Result<Response, ApiError> {
-    let snap = engine.set_status(id, req.status).await?;
+    let snap = engine.patch_experiment(id, req).await?;
     let issued = engine.duels_issued(id).await?;
     Ok(detail_json(snap, issued).await.into_response())
 }

@@ -28,35 +28,72 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Json<T> {
         if !is_json_content_type(req.headers()) {
             return Err(unsupported_media_type());
         }
-        let bytes = Bytes::from_request(req, state)
-            .await
-            .map_err(|r| body_rejection(r.status(), r.body_text()))?;
-        match axum::Json::<T>::from_bytes(&bytes) {
-            Ok(axum::Json(v)) => Ok(Json(v)),
-            // The common case is answered above without building a tree; only a body of the
-            // wrong shape is looked at again for integral floats.
-            Err(rejection @ JsonRejection::JsonDataError(_)) => from_integral_floats(&bytes)
-                .map(Json)
-                .ok_or_else(|| json_rejection(rejection)),
-            Err(rejection) => Err(json_rejection(rejection)),
-        }
+        read_json(req, state).await.map(Json)
     }
+}
+
+/// A JSON body sent as JSON or as `text/plain`, which is what `navigator.sendBeacon` sends for a
+/// string (`text/plain;charset=UTF-8`): a browser can post it cross-origin without a preflight.
+/// Otherwise as [`Json`].
+pub struct JsonOrText<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonOrText<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        if !is_json_content_type(req.headers()) && !is_text_plain(req.headers()) {
+            return Err(ApiError::new(
+                ErrorCode::UnsupportedMediaType,
+                "expected a JSON body with `Content-Type: application/json` (or `text/plain`)",
+            ));
+        }
+        read_json(req, state).await.map(JsonOrText)
+    }
+}
+
+/// Reads the body and parses it as JSON, whatever its content type says.
+async fn read_json<S: Send + Sync, T: DeserializeOwned>(
+    req: Request,
+    state: &S,
+) -> Result<T, ApiError> {
+    let bytes = Bytes::from_request(req, state)
+        .await
+        .map_err(|r| body_rejection(r.status(), r.body_text()))?;
+    match axum::Json::<T>::from_bytes(&bytes) {
+        Ok(axum::Json(v)) => Ok(v),
+        // The common case is answered above without building a tree; only a body of the
+        // wrong shape is looked at again for integral floats.
+        Err(rejection @ JsonRejection::JsonDataError(_)) => {
+            from_integral_floats(&bytes).ok_or_else(|| json_rejection(rejection))
+        }
+        Err(rejection) => Err(json_rejection(rejection)),
+    }
+}
+
+/// The essence of the content type, lowercased (`text/plain` of `text/plain;charset=UTF-8`).
+fn content_type_essence(headers: &HeaderMap) -> Option<String> {
+    let value = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())?;
+    Some(
+        value
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase(),
+    )
+}
+
+fn is_text_plain(headers: &HeaderMap) -> bool {
+    content_type_essence(headers).is_some_and(|e| e == "text/plain")
 }
 
 /// `application/json` or `application/*+json`, as axum's own extractor accepts.
 fn is_json_content_type(headers: &HeaderMap) -> bool {
-    let Some(value) = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-    else {
+    let Some(essence) = content_type_essence(headers) else {
         return false;
     };
-    let essence = value
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
     essence == "application/json"
         || essence
             .strip_prefix("application/")
@@ -217,5 +254,13 @@ mod tests {
         assert!(!with("text/plain"));
         assert!(!with("application/jsonx"));
         assert!(!is_json_content_type(&HeaderMap::new()));
+        let text = |v: &'static str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::CONTENT_TYPE, v.parse().unwrap());
+            is_text_plain(&h)
+        };
+        assert!(text("text/plain;charset=UTF-8"));
+        assert!(text("Text/Plain"));
+        assert!(!text("text/html"));
     }
 }

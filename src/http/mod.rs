@@ -63,7 +63,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .route("/experiments/{id}/duels", post(duels::create))
         .route("/interleavings", post(interleavings::create))
-        .route("/clicks", post(clicks::create))
+        .route("/clicks", post(clicks::create).options(clicks::preflight))
         .route("/outcomes", post(outcomes::create))
         .route("/outcomes/batch", post(outcomes::batch))
         .route("/key", get(auth::describe));

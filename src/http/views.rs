@@ -118,6 +118,7 @@ pub fn detail(s: &Snapshot, duels_issued: i64) -> Value {
         "interleaving": s.interleaving.to_spec(),
         "rankers_per_query": s.rankers_per_query,
         "attribution_window_secs": s.attribution_window_secs,
+        "browser_clicks": s.browser_click_origins.as_deref().map(|o| json!({ "origins": o })),
         "seed": s.seed,
         "created_at": s.created_at,
         "version": s.version,

@@ -20,6 +20,8 @@ pub struct ExperimentRow {
     pub attribution_window_secs: i64,
     pub seed: i64,
     pub created_at: chrono::DateTime<chrono::Utc>,
+    /// The origins whose pages may post clicks without a key; `None` when browser clicks are off.
+    pub browser_click_origins: Option<Vec<String>>,
 }
 
 /// A ranker of an experiment.
@@ -41,6 +43,7 @@ pub struct NewExperiment<'a> {
     pub attribution_window_secs: i64,
     pub seed: i64,
     pub policy_state: Value,
+    pub browser_click_origins: Option<&'a [String]>,
 }
 
 pub async fn insert(pool: &PgPool, new: NewExperiment<'_>) -> Result<i64, StoreError> {
@@ -48,8 +51,8 @@ pub async fn insert(pool: &PgPool, new: NewExperiment<'_>) -> Result<i64, StoreE
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO experiments
              (name, status, policy, tie_rule, interleaving, attribution_window_secs, seed,
-              rankers_per_query)
-         VALUES ($1, 'running', $2, $3, $4, $5, $6, $7) RETURNING id",
+              rankers_per_query, browser_click_origins)
+         VALUES ($1, 'running', $2, $3, $4, $5, $6, $7, $8) RETURNING id",
     )
     .bind(new.name)
     .bind(&new.policy)
@@ -58,6 +61,7 @@ pub async fn insert(pool: &PgPool, new: NewExperiment<'_>) -> Result<i64, StoreE
     .bind(new.attribution_window_secs)
     .bind(new.seed)
     .bind(new.rankers_per_query)
+    .bind(new.browser_click_origins)
     .fetch_one(&mut *tx)
     .await?;
     let idx: Vec<i32> = (0..new.rankers.len() as i32).collect();
@@ -93,11 +97,12 @@ fn experiment_from_row(row: &sqlx::postgres::PgRow) -> Result<ExperimentRow, sql
         attribution_window_secs: row.try_get("attribution_window_secs")?,
         seed: row.try_get("seed")?,
         created_at: row.try_get("created_at")?,
+        browser_click_origins: row.try_get("browser_click_origins")?,
     })
 }
 
 const EXPERIMENT_COLUMNS: &str = "id, name, status, policy, tie_rule, interleaving, rankers_per_query, attribution_window_secs, \
-     seed, created_at";
+     seed, created_at, browser_click_origins";
 
 /// A live (not deleted) experiment.
 pub async fn get<'e, E: sqlx::PgExecutor<'e>>(
@@ -198,6 +203,20 @@ pub async fn set_status(
     Ok(())
 }
 
+/// Sets the origins whose pages may post clicks without a key (`None` turns browser clicks off).
+pub async fn set_browser_click_origins(
+    tx: &mut Transaction<'_, Postgres>,
+    id: i64,
+    origins: Option<&[String]>,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE experiments SET browser_click_origins = $2 WHERE id = $1")
+        .bind(id)
+        .bind(origins)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
 pub async fn mark_deleted(tx: &mut Transaction<'_, Postgres>, id: i64) -> Result<(), StoreError> {
     sqlx::query("UPDATE experiments SET deleted_at = now() WHERE id = $1")
         .bind(id)
@@ -240,6 +259,23 @@ pub async fn versions(pool: &PgPool) -> Result<Vec<(i64, i64)>, StoreError> {
         "SELECT s.experiment_id, s.version FROM experiment_state s
          JOIN experiments e ON e.id = s.experiment_id WHERE e.deleted_at IS NULL",
     )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows)
+}
+
+/// The browser-click origins of the given live experiments, with their state versions: what a
+/// replica reads for the experiments whose version changed since it last looked.
+pub async fn browser_click_origins(
+    pool: &PgPool,
+    ids: &[i64],
+) -> Result<Vec<(i64, i64, Option<Vec<String>>)>, StoreError> {
+    let rows = sqlx::query_as(
+        "SELECT e.id, s.version, e.browser_click_origins FROM experiments e
+         JOIN experiment_state s ON s.experiment_id = e.id
+         WHERE e.id = ANY($1) AND e.deleted_at IS NULL",
+    )
+    .bind(ids)
     .fetch_all(pool)
     .await?;
     Ok(rows)

@@ -8,6 +8,7 @@
 #[allow(dead_code)]
 mod helpers;
 
+mod browser_clicks;
 mod convergence;
 mod dashboard_browser;
 mod experiments;

@@ -342,6 +342,8 @@ async fn every_operation_matches_the_spec() {
     .await;
     c.call(Method::POST, "/v1/clicks", "/v1/clicks", Some(clicks))
         .await;
+    c.call(Method::OPTIONS, "/v1/clicks", "/v1/clicks", None)
+        .await;
     c.call(
         Method::POST,
         "/v1/clicks",
@@ -497,6 +499,27 @@ async fn every_operation_matches_the_spec() {
         one,
         &p(""),
         Some(json!({"status": "running"})),
+    )
+    .await;
+    c.call(
+        Method::PATCH,
+        one,
+        &p(""),
+        Some(json!({"browser_clicks": {"origins": ["https://search.example.com"]}})),
+    )
+    .await;
+    c.call(
+        Method::PATCH,
+        one,
+        &p(""),
+        Some(json!({"browser_clicks": {"origins": ["https://search.example.com/"]}})),
+    )
+    .await;
+    c.call(
+        Method::PATCH,
+        one,
+        &p(""),
+        Some(json!({"browser_clicks": null})),
     )
     .await;
     c.call(Method::DELETE, one, &p(""), None).await;
