@@ -36,6 +36,8 @@ from joust_generated.models import (
     CreditsOutcomeCredits,
     Duel,
     ErrorResponse,
+    ExperimentChange,
+    BrowserClicks,
     Experiment,
     ExperimentPage,
     History,
@@ -54,7 +56,6 @@ from joust_generated.models import (
     PolicySpec,
     PolicySpecName,
     Status,
-    StatusChange,
     WinnerOutcome,
 )
 
@@ -151,7 +152,12 @@ assert "timezone" in naive.parsed.error.message, naive.parsed
 parsed(add_ranker.sync_detailed(eid, client=client, body=NewRanker(name="splade")), object)
 refused(add_ranker.sync_detailed(eid, client=client, body=NewRanker(name="tie")), 422, "reserved_name")
 parsed(retire_ranker.sync_detailed(eid, "colbert", client=client), object)
-paused = StatusChange(status=Status.PAUSED)
+pages = ExperimentChange(browser_clicks=BrowserClicks(origins=["https://search.example.com"]))
+changed = parsed(set_experiment_status.sync_detailed(eid, client=client, body=pages), Experiment)
+assert changed.browser_clicks.origins == ["https://search.example.com"], changed.browser_clicks
+bad_origin = ExperimentChange(browser_clicks=BrowserClicks(origins=["https://search.example.com/"]))
+refused(set_experiment_status.sync_detailed(eid, client=client, body=bad_origin), 422, "invalid_origin")
+paused = ExperimentChange(status=Status.PAUSED)
 parsed(set_experiment_status.sync_detailed(eid, client=client, body=paused), Experiment)
 refused(create_duel.sync_detailed(eid, client=client), 409, "experiment_paused")
 refused(get_experiment.sync_detailed(10**12, client=client), 404, "unknown_experiment")
