@@ -11,11 +11,13 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::error::ApiError;
+use super::server::BodyDeadline;
 use crate::engine::ErrorCode;
 use crate::engine::json_words::in_json_words;
 
 /// A JSON body. Malformed JSON is 400 `invalid_json`; JSON of the wrong shape is 422
-/// `invalid_body`; a missing or non-JSON content type is 415; an oversized body 413.
+/// `invalid_body`; a missing or non-JSON content type is 415; an oversized body 413; a body not
+/// read whole by its [`BodyDeadline`] 408.
 ///
 /// JSON has one number type, so an integral float such as `55.0` is accepted where an integer is
 /// expected (generated clients and JavaScript's `JSON.stringify` of computed values send them).
@@ -28,9 +30,15 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Json<T> {
         if !is_json_content_type(req.headers()) {
             return Err(unsupported_media_type());
         }
-        let bytes = Bytes::from_request(req, state)
-            .await
-            .map_err(|r| body_rejection(r.status(), r.body_text()))?;
+        let deadline = req.extensions().get::<BodyDeadline>().map(|d| d.0);
+        let read = Bytes::from_request(req, state);
+        let read = match deadline {
+            Some(deadline) => tokio::time::timeout_at(deadline, read)
+                .await
+                .map_err(|_| request_timeout())?,
+            None => read.await,
+        };
+        let bytes = read.map_err(|r| body_rejection(r.status(), r.body_text()))?;
         match axum::Json::<T>::from_bytes(&bytes) {
             Ok(axum::Json(v)) => Ok(Json(v)),
             // The common case is answered above without building a tree; only a body of the
@@ -41,6 +49,16 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Json<T> {
             Err(rejection) => Err(json_rejection(rejection)),
         }
     }
+}
+
+/// 408: the body did not arrive whole before the body timeout. The connection is closed after
+/// the answer (hyper closes a connection whose request body was left unread; `Connection: close`
+/// says so).
+fn request_timeout() -> ApiError {
+    ApiError::new(
+        ErrorCode::RequestTimeout,
+        "the request body did not arrive in time (--body-timeout-secs)",
+    )
 }
 
 /// `application/json` or `application/*+json`, as axum's own extractor accepts.
