@@ -464,3 +464,56 @@ async fn multi_ranker_results_survive_a_restart_exactly_once() {
     );
     app.stop().await;
 }
+
+/// A query that names one ranker is that ranker's self-duel: recorded as a tie, like a
+/// two-ranker self-duel, and listed as one in its answer. Over every answer, the ties and decided
+/// pairs listed are exactly what `ties_recorded` and `outcomes_applied` gain.
+#[tokio::test]
+async fn a_one_ranker_query_lists_the_tie_it_counts() {
+    let app = http_server::spawn_app().await;
+    // Self-Sparring's 4 draws among 2 rankers often name one ranker alone (1 in 8 at the start,
+    // more as it grows sure of `good`).
+    let id = multi_experiment(&app, &names(2), "self_sparring", 4).await;
+    let (mut listed_wins, mut listed_ties, mut one_ranker_queries) = (0, 0, 0);
+    for _ in 0..200 {
+        let (token, rankers) = query(&app, id).await;
+        let credits: Map<String, Value> = rankers
+            .iter()
+            .map(|r| (r.clone(), json!(if r == "r0" { 1 } else { 0 })))
+            .collect();
+        let (s, rec) = app
+            .post(
+                "/v1/outcomes",
+                json!({"duel_token": token, "credits": credits}),
+            )
+            .await;
+        assert_eq!(s, StatusCode::OK, "{rec}");
+        let outcomes = rec["outcomes"].as_array().unwrap();
+        if let [only] = &rankers[..] {
+            one_ranker_queries += 1;
+            assert_eq!(
+                rec["outcomes"],
+                json!([{"rankers": [only, only], "winner": "tie"}]),
+                "{rec}"
+            );
+        }
+        for o in outcomes {
+            if o["winner"] == "tie" {
+                listed_ties += 1;
+            } else {
+                listed_wins += 1;
+            }
+        }
+        let e = app.experiment(id).await;
+        assert_eq!(e["ties_recorded"], listed_ties, "{e}");
+        assert_eq!(e["outcomes_applied"], listed_wins, "{e}");
+        if one_ranker_queries >= 3 {
+            break;
+        }
+    }
+    assert!(
+        one_ranker_queries >= 1,
+        "no query named one ranker alone in 200"
+    );
+    app.stop().await;
+}
