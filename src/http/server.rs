@@ -111,9 +111,8 @@ pub async fn serve_connections(
         let service = TowerToHyperService::new(app.clone().map_request(
             move |req: axum::http::Request<Incoming>| {
                 let mut req = req.map(axum::body::Body::new);
-                req.extensions_mut().insert(BodyDeadline(
-                    tokio::time::Instant::now() + body_timeout,
-                ));
+                req.extensions_mut()
+                    .insert(BodyDeadline(tokio::time::Instant::now() + body_timeout));
                 req
             },
         ));

@@ -31,7 +31,9 @@ async fn raw(base: &str, request: &[u8]) -> (u16, String, String) {
     .await
     .expect("the server answered and closed the connection");
     let text = String::from_utf8_lossy(&answer).to_string();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or_else(|| panic!("{text:?}"));
+    let (head, body) = text
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("{text:?}"));
     let status = head
         .strip_prefix("HTTP/1.1 ")
         .and_then(|rest| rest.get(..3))
@@ -45,8 +47,16 @@ async fn what_hyper_refuses_is_answered_without_a_body_and_the_rest_with_json() 
     let app = http_server::spawn_app().await;
     let many_headers: String = (0..2000).map(|i| format!("x-h{i}: 1\r\n")).collect();
     let hyper_answers: [(&str, Vec<u8>, u16); 5] = [
-        ("a garbage request line", b"this is not http\r\n\r\n".to_vec(), 400),
-        ("HTTP/7.0", b"GET /healthz HTTP/7.0\r\nhost: x\r\n\r\n".to_vec(), 400),
+        (
+            "a garbage request line",
+            b"this is not http\r\n\r\n".to_vec(),
+            400,
+        ),
+        (
+            "HTTP/7.0",
+            b"GET /healthz HTTP/7.0\r\nhost: x\r\n\r\n".to_vec(),
+            400,
+        ),
         (
             "Content-Length: -1",
             b"POST /v1/outcomes HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
@@ -70,7 +80,10 @@ async fn what_hyper_refuses_is_answered_without_a_body_and_the_rest_with_json() 
         assert_eq!(status, expected, "{case}: {body:?}");
         assert_eq!(body, "", "{case}: hyper's answer has no body");
         assert!(head.contains("content-length: 0"), "{case}: {head:?}");
-        assert!(!head.contains("x-request-id"), "{case}: joust never saw it: {head:?}");
+        assert!(
+            !head.contains("x-request-id"),
+            "{case}: joust never saw it: {head:?}"
+        );
     }
 
     // A head hyper accepts with a body that breaks off (a malformed chunk) reaches joust, which

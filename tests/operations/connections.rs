@@ -245,7 +245,10 @@ async fn bodies_sent_a_byte_at_a_time_are_answered_408_at_the_body_timeout() {
         let text = String::from_utf8_lossy(&answer).to_string();
         assert!(closed, "a slow body's connection was kept open: {text:?}");
         assert!(text.starts_with("HTTP/1.1 408"), "{text:?}");
-        assert!(text.to_ascii_lowercase().contains("connection: close"), "{text:?}");
+        assert!(
+            text.to_ascii_lowercase().contains("connection: close"),
+            "{text:?}"
+        );
         let body = &text[text.find("\r\n\r\n").expect("a complete answer") + 4..];
         let body: serde_json::Value = serde_json::from_str(body).expect("a JSON body");
         assert_eq!(body["error"]["code"], "request_timeout", "{body}");
