@@ -18,6 +18,7 @@ pub mod env {
     pub const API_KEYS: &str = "JOUST_API_KEYS";
     pub const LOG_FORMAT: &str = "JOUST_LOG_FORMAT";
     pub const HEADER_TIMEOUT: &str = "JOUST_HEADER_TIMEOUT_SECS";
+    pub const BODY_TIMEOUT: &str = "JOUST_BODY_TIMEOUT_SECS";
     pub const MAX_CONNECTIONS: &str = "JOUST_MAX_CONNECTIONS";
     pub const MAX_EXPERIMENT_MEMORY: &str = "JOUST_MAX_EXPERIMENT_MEMORY_MB";
     pub const OUTCOME_RETENTION_DAYS: &str = "JOUST_OUTCOME_RETENTION_DAYS";
@@ -47,6 +48,10 @@ pub struct ServeArgs {
     /// ready for a request; so also how long a keep-alive connection may stay idle.
     #[arg(long, env = env::HEADER_TIMEOUT, default_value_t = http::server::DEFAULT_HEADER_TIMEOUT.as_secs())]
     pub header_timeout_secs: u64,
+    /// Seconds a client has to send a request's body, counted from the end of its headers;
+    /// later, the request is answered 408 and the connection closed.
+    #[arg(long, env = env::BODY_TIMEOUT, default_value_t = http::server::DEFAULT_BODY_TIMEOUT.as_secs())]
+    pub body_timeout_secs: u64,
     /// Open client connections at most; more wait until one closes. Default: 10,000, or less
     /// when the open-file limit (raised to its hard limit at start) leaves less room.
     #[arg(long, env = env::MAX_CONNECTIONS)]
@@ -206,15 +211,20 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     if args.header_timeout_secs == 0 {
         anyhow::bail!("--header-timeout-secs must be at least 1");
     }
+    if args.body_timeout_secs == 0 {
+        anyhow::bail!("--body-timeout-secs must be at least 1");
+    }
     let file_limit = raise_file_limit();
     let limits = http::server::ConnectionLimits {
         header_timeout: Duration::from_secs(args.header_timeout_secs),
+        body_timeout: Duration::from_secs(args.body_timeout_secs),
         max_connections: connection_cap(args.max_connections, file_limit)?,
     };
     tracing::info!(
         file_limit,
         max_connections = limits.max_connections,
         header_timeout_secs = args.header_timeout_secs,
+        body_timeout_secs = args.body_timeout_secs,
         "connection limits"
     );
     let mut embedded = None;

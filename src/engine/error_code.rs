@@ -43,6 +43,8 @@ error_codes! {
     InvalidQuery = "invalid_query", Some(400);
     UnsupportedMediaType = "unsupported_media_type", Some(415);
     BodyTooLarge = "body_too_large", Some(413);
+    /// The body did not arrive whole within the body timeout.
+    RequestTimeout = "request_timeout", Some(408);
     NotFound = "not_found", Some(404);
     MethodNotAllowed = "method_not_allowed", Some(405);
     Unauthorized = "unauthorized", Some(401);

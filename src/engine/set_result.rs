@@ -111,8 +111,19 @@ impl SetResult {
         (wins.len() as i64, ties.len() as i64)
     }
 
-    /// The pairs by ranker name, for the answer.
+    /// The pairs by ranker name, for the answer: what [`Self::cells`] counts, so that the ties an
+    /// answer lists are the ties `ties_recorded` gains. A one-ranker query is that ranker's
+    /// self-duel, which docs/api.md ("Self-duels", "Many rankers per query") says is recorded as
+    /// a tie and counted in `ties_recorded`, as a two-ranker self-duel answers `"winner": "tie"`;
+    /// so it is listed as the pair of that ranker with itself, tied, rather than counted unseen.
     pub fn named(&self, names: &[String]) -> Vec<PairOutcome> {
+        if let [only] = self.rankers[..] {
+            let name = &names[only];
+            return vec![PairOutcome {
+                rankers: [name.clone(), name.clone()],
+                winner: super::outcomes::TIE.to_string(),
+            }];
+        }
         self.pairs()
             .map(|(i, j, r)| {
                 let (a, b) = (&names[self.rankers[i]], &names[self.rankers[j]]);
@@ -181,5 +192,11 @@ mod tests {
         // ... and counts as its self-duel, as the state records it.
         assert_eq!(r.cells(), (vec![], vec![(4, 4)]));
         assert_eq!(r.counts(), (0, 1));
+        // ... which its answer lists, as the tie it counts.
+        let names: Vec<String> = ["a", "b", "c", "d", "e"].map(String::from).to_vec();
+        let named = r.named(&names);
+        assert_eq!(named.len(), 1);
+        assert_eq!(named[0].rankers, ["e".to_string(), "e".to_string()]);
+        assert_eq!(named[0].winner, "tie");
     }
 }

@@ -11,11 +11,13 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::error::ApiError;
+use super::server::BodyDeadline;
 use crate::engine::ErrorCode;
 use crate::engine::json_words::in_json_words;
 
 /// A JSON body. Malformed JSON is 400 `invalid_json`; JSON of the wrong shape is 422
-/// `invalid_body`; a missing or non-JSON content type is 415; an oversized body 413.
+/// `invalid_body`; a missing or non-JSON content type is 415; an oversized body 413; a body not
+/// read whole by its [`BodyDeadline`] 408.
 ///
 /// JSON has one number type, so an integral float such as `55.0` is accepted where an integer is
 /// expected (generated clients and JavaScript's `JSON.stringify` of computed values send them).
@@ -56,9 +58,17 @@ async fn read_json<S: Send + Sync, T: DeserializeOwned>(
     req: Request,
     state: &S,
 ) -> Result<T, ApiError> {
-    let bytes = Bytes::from_request(req, state)
-        .await
-        .map_err(|r| body_rejection(r.status(), r.body_text()))?;
+    // The body's deadline (the server's --body-timeout-secs, stamped on the request by the
+    // connection loop): a client trickling its body gets a 408 instead of holding a connection.
+    let deadline = req.extensions().get::<BodyDeadline>().map(|d| d.0);
+    let read = Bytes::from_request(req, state);
+    let read = match deadline {
+        Some(deadline) => tokio::time::timeout_at(deadline, read)
+            .await
+            .map_err(|_| request_timeout())?,
+        None => read.await,
+    };
+    let bytes = read.map_err(|r| body_rejection(r.status(), r.body_text()))?;
     match axum::Json::<T>::from_bytes(&bytes) {
         Ok(axum::Json(v)) => Ok(v),
         // The common case is answered above without building a tree; only a body of the
@@ -87,6 +97,17 @@ fn content_type_essence(headers: &HeaderMap) -> Option<String> {
 
 fn is_text_plain(headers: &HeaderMap) -> bool {
     content_type_essence(headers).is_some_and(|e| e == "text/plain")
+}
+
+
+/// 408: the body did not arrive whole before the body timeout. The connection is closed after
+/// the answer (hyper closes a connection whose request body was left unread; `Connection: close`
+/// says so).
+fn request_timeout() -> ApiError {
+    ApiError::new(
+        ErrorCode::RequestTimeout,
+        "the request body did not arrive in time (--body-timeout-secs)",
+    )
 }
 
 /// `application/json` or `application/*+json`, as axum's own extractor accepts.

@@ -5,6 +5,12 @@
 //!   connection is ready for a request. That closes connections that trickle their headers in, and
 //!   also keep-alive connections left idle that long (hyper starts the same timer when it waits
 //!   for the next request), so one setting bounds both;
+//! - a **body timeout**: a request's body must arrive whole within it, counted from the end of its
+//!   headers (when the request reaches the router). Every body is read by the JSON extractor
+//!   (`http::json::Json`), which answers 408 `request_timeout` at the deadline ([`BodyDeadline`]);
+//!   the connection is then closed, since the rest of the body was never read. Without it a client
+//!   trickling a body a byte at a time would hold its connection (and a slot under the cap) for as
+//!   long as it liked;
 //! - a **cap on open connections**, below the process's open-file limit: at the cap, joust stops
 //!   accepting (new connections wait in the kernel's queue) until one closes, instead of failing
 //!   `accept` with "too many open files" in a loop while its own database connections and files
@@ -28,20 +34,29 @@ use tower::ServiceExt;
 pub struct ConnectionLimits {
     /// Time allowed for a request's headers, and for a keep-alive connection to stay idle.
     pub header_timeout: Duration,
+    /// Time allowed for a request's body, counted from the end of its headers.
+    pub body_timeout: Duration,
     /// Open connections at most.
     pub max_connections: usize,
 }
+
+/// When a request's body must have arrived whole: a request extension set as the request reaches
+/// the router, read by whatever reads the body.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyDeadline(pub tokio::time::Instant);
 
 impl Default for ConnectionLimits {
     fn default() -> Self {
         ConnectionLimits {
             header_timeout: DEFAULT_HEADER_TIMEOUT,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
 
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(10);
 /// The cap when none is configured and the file limit allows it (see `serve::connection_cap`).
 pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
 
@@ -92,10 +107,15 @@ pub async fn serve_connections(
             _ = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(
-            app.clone()
-                .map_request(|req: axum::http::Request<Incoming>| req.map(axum::body::Body::new)),
-        );
+        let body_timeout = limits.body_timeout;
+        let service = TowerToHyperService::new(app.clone().map_request(
+            move |req: axum::http::Request<Incoming>| {
+                let mut req = req.map(axum::body::Body::new);
+                req.extensions_mut()
+                    .insert(BodyDeadline(tokio::time::Instant::now() + body_timeout));
+                req
+            },
+        ));
         let mut closing = closing_rx.clone();
         tokio::spawn(async move {
             let mut builder = hyper::server::conn::http1::Builder::new();

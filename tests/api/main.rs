@@ -17,3 +17,4 @@ mod interleavings_and_clicks;
 mod monitoring;
 mod multi_ranker;
 mod openapi;
+mod protocol_errors;

@@ -167,10 +167,11 @@ async fn credits_and_orderings_decide_each_pair() {
     assert_eq!(s, StatusCode::OK, "{rec}");
     let n = rankers.len();
     let outcomes = rec["outcomes"].as_array().unwrap();
-    assert_eq!(outcomes.len(), n * (n - 1) / 2);
+    // Every pair; one ranker alone is its self-duel, listed as a tie.
+    assert_eq!(outcomes.len(), (n * (n - 1) / 2).max(1));
     for o in outcomes {
         let involves_first = o["rankers"][0] == rankers[0].as_str();
-        let expected = if involves_first {
+        let expected = if involves_first && n > 1 {
             rankers[0].as_str()
         } else {
             "tie"
@@ -208,10 +209,11 @@ async fn credits_and_orderings_decide_each_pair() {
     assert_eq!((s, rec["status"].as_str()), (StatusCode::OK, Some("recorded")), "{rec}");
     let best = rankers.last().unwrap();
     for o in rec["outcomes"].as_array().unwrap() {
-        if o["rankers"]
-            .as_array()
-            .unwrap()
-            .contains(&json!(best.as_str()))
+        if rankers.len() > 1
+            && o["rankers"]
+                .as_array()
+                .unwrap()
+                .contains(&json!(best.as_str()))
         {
             assert_eq!(o["winner"], best.as_str(), "{rec}");
         } else {
@@ -475,6 +477,59 @@ async fn multi_ranker_results_survive_a_restart_exactly_once() {
         (s, rec["status"].as_str()),
         (StatusCode::OK, Some("recorded")),
         "{rec}"
+    );
+    app.stop().await;
+}
+
+/// A query that names one ranker is that ranker's self-duel: recorded as a tie, like a
+/// two-ranker self-duel, and listed as one in its answer. Over every answer, the ties and decided
+/// pairs listed are exactly what `ties_recorded` and `outcomes_applied` gain.
+#[tokio::test]
+async fn a_one_ranker_query_lists_the_tie_it_counts() {
+    let app = http_server::spawn_app().await;
+    // Self-Sparring's 4 draws among 2 rankers often name one ranker alone (1 in 8 at the start,
+    // more as it grows sure of `good`).
+    let id = multi_experiment(&app, &names(2), "self_sparring", 4).await;
+    let (mut listed_wins, mut listed_ties, mut one_ranker_queries) = (0, 0, 0);
+    for _ in 0..200 {
+        let (token, rankers) = query(&app, id).await;
+        let credits: Map<String, Value> = rankers
+            .iter()
+            .map(|r| (r.clone(), json!(if r == "r0" { 1 } else { 0 })))
+            .collect();
+        let (s, rec) = app
+            .post(
+                "/v1/outcomes",
+                json!({"duel_token": token, "credits": credits}),
+            )
+            .await;
+        assert_eq!(s, StatusCode::OK, "{rec}");
+        let outcomes = rec["outcomes"].as_array().unwrap();
+        if let [only] = &rankers[..] {
+            one_ranker_queries += 1;
+            assert_eq!(
+                rec["outcomes"],
+                json!([{"rankers": [only, only], "winner": "tie"}]),
+                "{rec}"
+            );
+        }
+        for o in outcomes {
+            if o["winner"] == "tie" {
+                listed_ties += 1;
+            } else {
+                listed_wins += 1;
+            }
+        }
+        let e = app.experiment(id).await;
+        assert_eq!(e["ties_recorded"], listed_ties, "{e}");
+        assert_eq!(e["outcomes_applied"], listed_wins, "{e}");
+        if one_ranker_queries >= 3 {
+            break;
+        }
+    }
+    assert!(
+        one_ranker_queries >= 1,
+        "no query named one ranker alone in 200"
     );
     app.stop().await;
 }

@@ -565,9 +565,10 @@ fn the_validator_catches_mismatches() {
     assert!(validate(&doc, &schema, &bad_enum, "body").is_err());
 }
 
-/// Every JSON body can be refused for its size or its content type before it is read.
+/// Every JSON body can be refused for its size or its content type before it is read, and for
+/// not arriving whole within the body timeout (408) while it is read.
 #[test]
-fn every_json_body_operation_documents_413_and_415() {
+fn every_json_body_operation_documents_408_413_and_415() {
     let doc = spec();
     let mut seen = 0;
     for (path, ops) in doc["paths"].as_object().unwrap() {
@@ -579,7 +580,7 @@ fn every_json_body_operation_documents_413_and_415() {
                 continue;
             }
             seen += 1;
-            for status in ["413", "415"] {
+            for status in ["408", "413", "415"] {
                 assert!(
                     op["responses"].get(status).is_some(),
                     "{method} {path} takes a JSON body but does not document {status}"

@@ -183,3 +183,76 @@ async fn more_idle_connections_than_open_files_do_not_stall_the_server() {
         "a normal request waited {waited:?} behind idle connections"
     );
 }
+
+/// A request whose headers came in time but whose body trickles in (a byte every 200 ms of a
+/// declared 100,000): the first connection of every slot is one. With `--body-timeout-secs 1`
+/// each gets 408 `request_timeout` in the JSON error shape about a second after its headers and
+/// is closed, and a normal request waiting behind them for a slot is served soon after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bodies_sent_a_byte_at_a_time_are_answered_408_at_the_body_timeout() {
+    const BODY_TIMEOUT: Duration = Duration::from_secs(1);
+    const SLOW: usize = 3;
+    let s = server(&["--body-timeout-secs", "1", "--max-connections", "3"]).await;
+    let start = Instant::now();
+    let mut slow = Vec::new();
+    for _ in 0..SLOW {
+        let stream = TcpStream::connect(("127.0.0.1", s.port)).await.unwrap();
+        let (mut read, mut write) = stream.into_split();
+        let trickle = tokio::spawn(async move {
+            write
+                .write_all(
+                    b"POST /v1/outcomes HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n\
+                      content-length: 100000\r\n\r\n",
+                )
+                .await?;
+            for _ in 0..100_000 {
+                write.write_all(b" ").await?;
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Ok::<(), std::io::Error>(())
+        });
+        let answer = tokio::spawn(async move {
+            let mut answer = Vec::new();
+            let closed = tokio::time::timeout(5 * BODY_TIMEOUT, async {
+                let mut buf = [0u8; 4096];
+                loop {
+                    match read.read(&mut buf).await {
+                        Ok(0) => return,
+                        Ok(n) => answer.extend_from_slice(&buf[..n]),
+                        Err(e) if e.kind() == ErrorKind::ConnectionReset => return,
+                        Err(e) => panic!("read: {e}"),
+                    }
+                }
+            })
+            .await;
+            (closed.is_ok(), answer)
+        });
+        slow.push((trickle, answer));
+    }
+    // Every slot is taken: this waits in the kernel's queue until a slow body is cut off.
+    let healthz = tokio::time::timeout(
+        5 * BODY_TIMEOUT,
+        reqwest::get(format!("{}/healthz", s.base)),
+    )
+    .await
+    .expect("a normal request waited behind slow bodies past the body timeout")
+    .unwrap();
+    assert_eq!(healthz.status(), 200);
+    println!("/healthz behind {SLOW} slow bodies: {:?}", start.elapsed());
+    for (trickle, answer) in slow {
+        let (closed, answer) = answer.await.unwrap();
+        trickle.abort();
+        let text = String::from_utf8_lossy(&answer).to_string();
+        assert!(closed, "a slow body's connection was kept open: {text:?}");
+        assert!(text.starts_with("HTTP/1.1 408"), "{text:?}");
+        assert!(
+            text.to_ascii_lowercase().contains("connection: close"),
+            "{text:?}"
+        );
+        let body = &text[text.find("\r\n\r\n").expect("a complete answer") + 4..];
+        let body: serde_json::Value = serde_json::from_str(body).expect("a JSON body");
+        assert_eq!(body["error"]["code"], "request_timeout", "{body}");
+    }
+    let elapsed = start.elapsed();
+    assert!(elapsed >= BODY_TIMEOUT, "cut off too early: {elapsed:?}");
+}

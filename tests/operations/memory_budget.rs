@@ -54,3 +54,36 @@ async fn experiments_over_the_memory_budget_are_refused() {
     let e = get_json(&client, &format!("{}/v1/experiments/{id}", server.base)).await;
     assert_eq!(e["rankers"].as_array().unwrap().len(), 131);
 }
+
+/// Parameters large enough to wrap a naive estimate (a `merge_dts` batch of 2^59 rankers makes
+/// 16·B = 2^63 bytes per ranker; 2^62 wraps it with only two rankers) are refused as over the
+/// default budget, not accepted because the product wrapped to a small number. And the policy
+/// suggested instead is never the one refused.
+#[tokio::test]
+async fn huge_parameters_do_not_wrap_the_memory_estimate() {
+    let app = crate::helpers::http_server::spawn_app().await;
+    let create = |k: usize, batch_size: u64| {
+        let rankers: Vec<String> = (0..k).map(|i| format!("r{i}")).collect();
+        app.post(
+            "/v1/experiments",
+            json!({"name": "huge", "rankers": rankers,
+                   "policy": {"name": "merge_dts", "params": {"batch_size": batch_size}}}),
+        )
+    };
+    for (k, batch_size) in [(10_000, 1u64 << 59), (2, 1u64 << 62), (2, u64::MAX)] {
+        let (status, body) = create(k, batch_size).await;
+        assert_eq!(status, 422, "K {k}, batch_size {batch_size}: {body}");
+        assert_eq!(body["error"]["code"], "memory_budget_exceeded", "{body}");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("`merge_dts`"), "{message}");
+        assert!(!message.contains("such as merge_dts"), "{message}");
+    }
+    // Over the budget by its batch size alone: the suggestion is another policy.
+    let (status, body) = create(10_000, 10_000).await;
+    assert_eq!(status, 422, "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(!message.contains("such as merge_dts"), "{message}");
+    assert!(message.ends_with("such as merge_rucb"), "{message}");
+    let (_, list) = app.get("/v1/experiments").await;
+    assert_eq!(list["experiments"].as_array().unwrap().len(), 0, "{list}");
+}
