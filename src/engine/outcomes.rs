@@ -395,7 +395,9 @@ fn ordering_scores(
         if group.is_empty() {
             return Err(EngineError::invalid(
                 ErrorCode::RankersMismatch,
-                format!("`ordering[{p}]` is an empty group: a group of tied rankers names one or more"),
+                format!(
+                    "`ordering[{p}]` is an empty group: a group of tied rankers names one or more"
+                ),
             ));
         }
         for name in group {

@@ -99,7 +99,6 @@ fn is_text_plain(headers: &HeaderMap) -> bool {
     content_type_essence(headers).is_some_and(|e| e == "text/plain")
 }
 
-
 /// 408: the body did not arrive whole before the body timeout. The connection is closed after
 /// the answer (hyper closes a connection whose request body was left unread; `Connection: close`
 /// says so).

@@ -179,7 +179,9 @@ async fn long_histories_are_thinned_evenly_keeping_both_ends() {
     }
     // A time without its timezone is ambiguous; the answer says what is missing.
     let (s, b) = app
-        .get(&format!("/v1/experiments/{id}/history?since=2026-01-30T00:00:00"))
+        .get(&format!(
+            "/v1/experiments/{id}/history?since=2026-01-30T00:00:00"
+        ))
         .await;
     assert_eq!(s, StatusCode::BAD_REQUEST);
     let message = b["error"]["message"].as_str().unwrap();

@@ -206,7 +206,11 @@ async fn credits_and_orderings_decide_each_pair() {
             json!({"duel_token": token, "ordering": ordering}),
         )
         .await;
-    assert_eq!((s, rec["status"].as_str()), (StatusCode::OK, Some("recorded")), "{rec}");
+    assert_eq!(
+        (s, rec["status"].as_str()),
+        (StatusCode::OK, Some("recorded")),
+        "{rec}"
+    );
     let best = rankers.last().unwrap();
     for o in rec["outcomes"].as_array().unwrap() {
         if rankers.len() > 1

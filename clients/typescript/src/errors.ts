@@ -9,6 +9,7 @@ export const SERVER_ERROR_CODES = [
   "invalid_query",
   "unsupported_media_type",
   "body_too_large",
+  "request_timeout",
   "not_found",
   "method_not_allowed",
   "unauthorized",
