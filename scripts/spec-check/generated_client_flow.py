@@ -40,6 +40,7 @@ from joust_generated.models import (
     BrowserClicks,
     Experiment,
     ExperimentPage,
+    HealthStatus,
     History,
     InterleaveInput,
     InterleaveInputLists,
@@ -47,6 +48,7 @@ from joust_generated.models import (
     InterleavingSettings,
     InterleavingSettingsMethod,
     ItemError,
+    KeyScope,
     Matrix,
     NewRanker,
     OrderingOutcome,
@@ -55,6 +57,7 @@ from joust_generated.models import (
     OutcomeRecord,
     PolicySpec,
     PolicySpecName,
+    RankerRef,
     Status,
     WinnerOutcome,
 )
@@ -65,7 +68,8 @@ checked = 0
 
 
 def parsed(response, model):
-    """The answer's parsed body, which must be `model` (so the status was documented)."""
+    """The answer's parsed body, which must be `model` (so the status was documented). Never
+    `object`: a missing body parses to None, which is an object too."""
     global checked
     assert response.status_code < 500, (response.status_code, response.content)
     assert isinstance(response.parsed, model), (response.status_code, response.content)
@@ -79,9 +83,9 @@ def refused(response, status: int, code: str) -> None:
     assert error.error.code.value == code, error
 
 
-parsed(health.sync_detailed(client=client), object)
-parsed(ready.sync_detailed(client=client), object)
-parsed(describe_key.sync_detailed(client=client), object)
+assert parsed(health.sync_detailed(client=client), HealthStatus).status == "ok"
+assert parsed(ready.sync_detailed(client=client), HealthStatus).status == "ready"
+assert parsed(describe_key.sync_detailed(client=client), KeyScope).scope.value == "open"
 
 # A two-ranker experiment through interleaving and clicks.
 body = CreateExperiment(
@@ -120,8 +124,8 @@ for query in range(300):
 duel = parsed(create_duel.sync_detailed(eid, client=client), Duel)
 winner = WinnerOutcome(duel_token=duel.duel_token, winner=duel.rankers[0])
 parsed(record_outcome.sync_detailed(client=client, body=winner), OutcomeRecord)
-other = "tie" if duel.rankers[0] != duel.rankers[1] else duel.rankers[0]
-if other == "tie":
+# A tie for a duel already won conflicts (a self-duel's outcome is a tie whatever it names).
+if duel.rankers[0] != duel.rankers[1]:
     conflict = WinnerOutcome(duel_token=duel.duel_token, winner="tie")
     refused(record_outcome.sync_detailed(client=client, body=conflict), 409, "outcome_conflict")
 duels = [parsed(create_duel.sync_detailed(eid, client=client), Duel) for _ in range(20)]
@@ -149,9 +153,11 @@ refused(naive, 400, "invalid_query")
 assert "timezone" in naive.parsed.error.message, naive.parsed
 
 # Rankers, status changes and refusals.
-parsed(add_ranker.sync_detailed(eid, client=client, body=NewRanker(name="splade")), object)
+added = parsed(add_ranker.sync_detailed(eid, client=client, body=NewRanker(name="splade")), RankerRef)
+assert (added.name, added.active) == ("splade", True), added
 refused(add_ranker.sync_detailed(eid, client=client, body=NewRanker(name="tie")), 422, "reserved_name")
-parsed(retire_ranker.sync_detailed(eid, "colbert", client=client), object)
+retired = parsed(retire_ranker.sync_detailed(eid, "colbert", client=client), RankerRef)
+assert (retired.name, retired.active) == ("colbert", False), retired
 pages = ExperimentChange(browser_clicks=BrowserClicks(origins=["https://search.example.com"]))
 changed = parsed(set_experiment_status.sync_detailed(eid, client=client, body=pages), Experiment)
 assert changed.browser_clicks.origins == ["https://search.example.com"], changed.browser_clicks
