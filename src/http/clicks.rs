@@ -67,7 +67,9 @@ async fn record(
         Err(e) => return (Err(e), false),
     };
     // The token's experiment decides a keyless request, and which origin may read the answer.
-    let experiment = if token_only || open || origin.is_some() {
+    // A request from a server (a key, or an open server, and no `Origin`) needs neither, so it
+    // is not looked up here: `record_clicks` verifies the token once, as before browser clicks.
+    let experiment = if token_only || origin.is_some() {
         match app.engine.click_experiment(&input.interleaving_token).await {
             Ok(experiment) => experiment,
             Err(e) => return (Err(e.into()), false),
