@@ -39,6 +39,51 @@ pub enum Rank {
     Tied(Vec<String>),
 }
 
+/// An outcome's one result field, once the body has exactly one.
+enum OutcomeForm<'a> {
+    Winner(&'a str),
+    Credits(&'a HashMap<String, f64>),
+    Ordering(&'a [Rank]),
+}
+
+impl OutcomeInput {
+    /// The checks the documented schema states for one outcome, which need no token or
+    /// experiment: exactly one result field, and no empty group of tied rankers. A batch runs
+    /// them on every item before recording any, so a body that breaks the schema is refused
+    /// whole, as a body with a wrong type already is.
+    fn form(&self) -> Result<OutcomeForm<'_>, EngineError> {
+        let form = match (&self.winner, &self.credits, &self.ordering) {
+            (Some(winner), None, None) => OutcomeForm::Winner(winner),
+            (None, Some(credits), None) => OutcomeForm::Credits(credits),
+            (None, None, Some(ordering)) => OutcomeForm::Ordering(ordering),
+            _ => {
+                return Err(EngineError::invalid(
+                    ErrorCode::InvalidOutcome,
+                    "give exactly one of `winner` (a ranker of the duel or \"tie\"), `credits` \
+                     (every ranker of the duel with a number) and `ordering` (every ranker of the \
+                     duel once, best first; a list of names is a tied group)",
+                ));
+            }
+        };
+        if let OutcomeForm::Ordering(ordering) = form {
+            // An empty group is no place: accepting it would make later places' numbers depend
+            // on filler, and the body would not say what the client meant.
+            if let Some(p) = ordering
+                .iter()
+                .position(|rank| matches!(rank, Rank::Tied(group) if group.is_empty()))
+            {
+                return Err(EngineError::invalid(
+                    ErrorCode::RankersMismatch,
+                    format!(
+                        "`ordering[{p}]` is an empty group: a group of tied rankers names one or more"
+                    ),
+                ));
+            }
+        }
+        Ok(form)
+    }
+}
+
 /// What was recorded for one outcome.
 #[derive(Debug, Clone, Serialize)]
 pub struct OutcomeRecord {
@@ -95,18 +140,10 @@ impl Engine {
             .verify(&input.duel_token)
             .ok_or(EngineError::InvalidToken)?;
         let snap = self.duel_snapshot(&claims).await?;
-        let scores = match (&input.winner, &input.credits, &input.ordering) {
-            (Some(winner), None, None) => return self.prepare_winner(&claims, &snap, winner),
-            (None, Some(credits), None) => credit_scores(&claims, &snap, credits)?,
-            (None, None, Some(ordering)) => ordering_scores(&claims, &snap, ordering)?,
-            _ => {
-                return Err(EngineError::invalid(
-                    ErrorCode::InvalidOutcome,
-                    "give exactly one of `winner` (a ranker of the duel or \"tie\"), `credits` \
-                     (every ranker of the duel with a number) and `ordering` (every ranker of the \
-                     duel once, best first; a list of names is a tied group)",
-                ));
-            }
+        let scores = match input.form()? {
+            OutcomeForm::Winner(winner) => return self.prepare_winner(&claims, &snap, winner),
+            OutcomeForm::Credits(credits) => credit_scores(&claims, &snap, credits)?,
+            OutcomeForm::Ordering(ordering) => ordering_scores(&claims, &snap, ordering)?,
         };
         let arms: Vec<Arm> = claims.ranker_indices().iter().map(|&r| r as Arm).collect();
         match claims.rankers {
@@ -250,6 +287,14 @@ impl Engine {
         &self,
         inputs: Vec<OutcomeInput>,
     ) -> Result<Vec<Result<OutcomeRecord, EngineError>>, EngineError> {
+        for (i, input) in inputs.iter().enumerate() {
+            if let Err(EngineError::Invalid { code, message }) = input.form() {
+                return Err(EngineError::invalid(
+                    code,
+                    format!("outcomes[{i}]: {message}"),
+                ));
+            }
+        }
         let mut results: Vec<Option<Result<OutcomeRecord, EngineError>>> =
             Vec::with_capacity(inputs.len());
         let mut pending = Vec::new();
@@ -390,16 +435,6 @@ fn ordering_scores(
             Rank::One(name) => std::slice::from_ref(name),
             Rank::Tied(group) => group,
         };
-        // An empty group is no place: accepting it would make later places' numbers depend on
-        // filler, and the body would not say what the client meant.
-        if group.is_empty() {
-            return Err(EngineError::invalid(
-                ErrorCode::RankersMismatch,
-                format!(
-                    "`ordering[{p}]` is an empty group: a group of tied rankers names one or more"
-                ),
-            ));
-        }
         for name in group {
             listed += 1;
             place.insert(name.as_str(), p);

@@ -402,6 +402,31 @@ async fn batch_outcomes_record_valid_items_and_report_each() {
         "{b}"
     );
     assert_eq!(app.experiment(id).await["outcomes_applied"], 50);
+
+    // So does an item the schema's "exactly one of" refuses, or an empty tied group: the error
+    // names the item, and the valid outcome beside it is not recorded.
+    for (bad, code) in [
+        (
+            json!({"duel_token": token, "winner": pair[0], "ordering": [pair[0]]}),
+            "invalid_outcome",
+        ),
+        (json!({"duel_token": token}), "invalid_outcome"),
+        (
+            json!({"duel_token": token, "ordering": [[], pair[0], pair[1]]}),
+            "rankers_mismatch",
+        ),
+    ] {
+        let body = json!({ "outcomes": [{"duel_token": token, "winner": pair[0]}, bad] });
+        let (s, b) = app.post("/v1/outcomes/batch", body).await;
+        assert_eq!(
+            (s, error_code(&b)),
+            (StatusCode::UNPROCESSABLE_ENTITY, code),
+            "{b}"
+        );
+        let message = b["error"]["message"].as_str().unwrap();
+        assert!(message.starts_with("outcomes[1]: "), "{b}");
+        assert_eq!(app.experiment(id).await["outcomes_applied"], 50);
+    }
     app.stop().await;
 }
 

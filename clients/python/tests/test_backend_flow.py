@@ -174,6 +174,9 @@ def test_multi_ranker_credits_and_ordering(client: Client) -> None:
     second = client.duel(experiment.id)
     ordered = client.outcome(second, ordering=[second.rankers[0], list(second.rankers[1:])])
     assert ordered is not None and ordered.status == "recorded"
+    # A buffered batch is refused whole over an empty tied group, so the SDK refuses it at once.
+    with pytest.raises(ValueError, match="tied group"):
+        client.outcome(client.duel(experiment.id), ordering=[[], *duel.rankers])
 
 
 def test_rankers_and_delete(client: Client) -> None:

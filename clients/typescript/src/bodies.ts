@@ -8,7 +8,13 @@ export function outcomeBody(duelToken: string, outcome: OutcomeSpec): OutcomeInp
   const given: Partial<Record<keyof OutcomeSpec, unknown>> = outcome;
   if (outcome.winner !== undefined) return { duel_token: duelToken, winner: outcome.winner };
   if (outcome.credits !== undefined) return { duel_token: duelToken, credits: outcome.credits };
-  if (given.ordering !== undefined) return { duel_token: duelToken, ordering: outcome.ordering };
+  if (given.ordering !== undefined) {
+    // The service refuses a whole batch over one empty tied group: refuse it here, at the call.
+    if (outcome.ordering.some((place) => typeof place !== "string" && place.length === 0)) {
+      throw new TypeError("an ordering's tied group names one or more rankers");
+    }
+    return { duel_token: duelToken, ordering: outcome.ordering };
+  }
   throw new TypeError("an outcome needs one of winner, credits or ordering");
 }
 

@@ -117,6 +117,14 @@ describe("backend flow", () => {
     );
   });
 
+  it("refuses an empty tied group at the call, before any buffer", async () => {
+    const duel = await ingest.duel(experiment.id);
+    await assert.rejects(
+      ingest.outcome(duel, { ordering: [[], ...duel.rankers] }),
+      /tied group names one or more rankers/,
+    );
+  });
+
   it("records a batch with per-item results", async () => {
     const duel = await ingest.duel(experiment.id);
     const result = await ingest.outcomes([

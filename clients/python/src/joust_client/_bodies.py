@@ -42,6 +42,9 @@ def outcome_body(
     if credits is not None:
         return {"duel_token": token, "credits": dict(credits)}
     assert ordering is not None
+    # The service refuses a whole batch over one empty tied group: refuse it here, at the call.
+    if any(not isinstance(place, str) and len(place) == 0 for place in ordering):
+        raise ValueError("an ordering's tied group names one or more rankers")
     return {
         "duel_token": token,
         "ordering": [name if isinstance(name, str) else list(name) for name in ordering],
