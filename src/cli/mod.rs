@@ -2,6 +2,7 @@
 //! subcommand's work lives in the library (`serve`, `sim`); this layer only turns flags into
 //! calls and results into printed lines.
 
+mod grid;
 mod interleaving_flags;
 mod keygen;
 mod letor_gen;
@@ -41,6 +42,14 @@ enum Command {
     ///   joust simulate --letor data.txt --click-model navigational --method team_draft
     ///   --policy rucb --steps 100000 --runs 4 --out out/letor
     Simulate(simulate::SimulateArgs),
+    /// Run policies on a grid of generated matrices (families x sizes x margins x noise) and
+    /// report each policy's worst ratio to the best policy of a cell at each horizon.
+    ///
+    /// Example (a small grid, about a minute on two cores):
+    ///
+    ///   joust grid --policy auto --policy merge_dts --sizes 4,16 --margins 0.05 --steps 100000
+    ///   --runs 4 --out out/grid
+    Grid(grid::GridArgs),
     /// Print a new random API key (give it to `serve` as scope:KEY in --api-keys).
     Keygen,
     /// Estimate a preference matrix from learning-to-rank data by simulated interleaved
@@ -76,6 +85,7 @@ fn run(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Serve(args) => serve::run(args),
         Command::Simulate(args) => simulate::run(args),
+        Command::Grid(args) => grid::run(args),
         Command::Prefmatrix(args) => prefmatrix::run(args),
         Command::LetorGen(args) => letor_gen::run(args),
         Command::Keygen => keygen::run(),

@@ -37,7 +37,9 @@ pub struct SimulateArgs {
     /// A matrix file (rows of p_ij separated by whitespace or commas; optional header row or
     /// first column of ranker names; `#` comments) or a built-in scenario: arxiv6,
     /// utility:{1good,2good,3good,arith,geom}:{linear,natural,logit}, cycle, cycle2,
-    /// random-condorcet:K:SEED, random-copeland:K:SEED.
+    /// random-condorcet:K:SEED, random-copeland:K:SEED, or a generated family's matrix,
+    /// family:NAME:K:MARGIN:NOISE:SEED (NAME: transitive, cyclic, copeland, near-ties, long-tail,
+    /// bradley-terry, thurstone; see `joust grid`).
     #[arg(
         long,
         value_name = "PATH_OR_SCENARIO",

@@ -8,6 +8,7 @@
 //! - `run`: one run and many runs in parallel, reproducible whatever the thread count;
 //! - `report`: the summary, its CSV and its figures.
 
+pub mod grid;
 mod letor;
 mod matrix;
 mod report;
@@ -17,6 +18,7 @@ pub use letor::{
     ClickModel, Estimation, FeatureRankers, LIST_LEN, LetorData, LetorPlan, SyntheticSpec,
     estimate_matrix, ranker_names, synthetic_letor,
 };
+pub use matrix::families::FAMILIES as MATRIX_FAMILIES;
 pub use matrix::{MatrixPlan, PrefMatrix, matrix_text, resolve_matrix, scenarios};
 pub use report::{Summary, write_plots};
 pub use run::{DuelSource, FeedbackQueue, FeedbackTiming, Regret, RegretKind, Simulation};

@@ -6,16 +6,22 @@ use std::path::Path;
 use rand::Rng;
 
 use super::preference_matrix::PrefMatrix;
-use super::{matrix_file, scenarios};
+use super::{families, matrix_file, scenarios};
 use crate::bandit::BanditRng;
 
 /// The built-in scenario names, as `--help` and errors list them.
 const SCENARIO_NAMES: &str = "arxiv6, utility:{1good,2good,3good,arith,geom}:{linear,natural,logit}, \
-     cycle, cycle2, random-condorcet:K:SEED, random-copeland:K:SEED";
+     cycle, cycle2, random-condorcet:K:SEED, random-copeland:K:SEED, \
+     family:{transitive,cyclic,copeland,near-ties,long-tail,bradley-terry,thurstone}:K:MARGIN:NOISE:SEED";
 
 fn parse_number<T: std::str::FromStr>(what: &str, text: &str, scenario: &str) -> Result<T, String> {
     text.parse()
         .map_err(|_| format!("scenario `{scenario}`: {what} `{text}` is not a whole number"))
+}
+
+fn parse_real(what: &str, text: &str, scenario: &str) -> Result<f64, String> {
+    text.parse()
+        .map_err(|_| format!("scenario `{scenario}`: {what} `{text}` is not a number"))
 }
 
 /// A built-in scenario by name, `None` when `name` is not a scenario name.
@@ -35,7 +41,19 @@ pub fn scenario(name: &str) -> Option<Result<PrefMatrix, String>> {
                 scenarios::random_copeland(k, seed)
             }
         })()),
-        ["utility" | "random-condorcet" | "random-copeland", ..] => Some(Err(format!(
+        ["family", family, k, margin, noise, seed] => Some((|| {
+            let cell = families::FamilyCell {
+                k: parse_number("K", k, name)?,
+                margin: parse_real("MARGIN", margin, name)?,
+                noise: parse_real("NOISE", noise, name)?,
+                seed: parse_number("SEED", seed, name)?,
+            };
+            families::family(family, cell)
+        })()),
+        [
+            "utility" | "random-condorcet" | "random-copeland" | "family",
+            ..,
+        ] => Some(Err(format!(
             "scenario `{name}` has the wrong number of `:` fields; scenarios: {SCENARIO_NAMES}"
         ))),
         _ => None,

@@ -1,6 +1,7 @@
 //! Preference matrices: the matrix itself, its file format, the built-in scenarios of the papers,
 //! and the matrix every run plays on (`--matrix`, optionally `--subset`).
 
+pub mod families;
 mod matrix_file;
 mod matrix_plan;
 mod preference_matrix;

@@ -18,4 +18,5 @@ pub use environment::{Environment, Outcome};
 pub use feedback_timing::{FeedbackQueue, FeedbackTiming};
 pub use regret::{Regret, RegretKind};
 pub use run_record::RunRecord;
+pub use seeds::run_seed;
 pub use simulation::{DuelSource, Simulation};
