@@ -22,6 +22,11 @@ pub struct GridArgs {
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
     pub families: Vec<String>,
 
+    /// A matrix to add as it is (a file, e.g. data/mslr-navigational.txt, or a scenario);
+    /// repeat for more. With --matrix and no --families, only the given matrices run.
+    #[arg(long = "matrix", value_name = "PATH_OR_SCENARIO")]
+    pub matrices: Vec<String>,
+
     /// Numbers of rankers, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "4,16,64,200")]
     pub sizes: Vec<usize>,
@@ -69,13 +74,24 @@ pub fn run(args: GridArgs) -> anyhow::Result<()> {
                 .map_err(|e| anyhow::anyhow!("--policy `{text}`: {e}"))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let families = if args.families.is_empty() {
+    let given = args
+        .matrices
+        .iter()
+        .map(|m| {
+            crate::sim::resolve_matrix(m)
+                .map(|matrix| (m.clone(), matrix))
+                .map_err(|e| anyhow::anyhow!("--matrix `{m}`: {e}"))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let families = if !args.families.is_empty() {
+        args.families.clone()
+    } else if !given.is_empty() {
+        Vec::new()
+    } else {
         crate::sim::MATRIX_FAMILIES
             .iter()
             .map(|f| f.to_string())
             .collect()
-    } else {
-        args.families.clone()
     };
     let plan = GridPlan {
         families,
@@ -83,6 +99,7 @@ pub fn run(args: GridArgs) -> anyhow::Result<()> {
         margins: args.margins.clone(),
         noises: args.noise.clone(),
         seed: args.matrix_seed,
+        given,
     };
     let cells = plan.cells().map_err(anyhow::Error::msg)?;
     let runs = GridRuns {

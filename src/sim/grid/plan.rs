@@ -15,24 +15,50 @@ pub struct GridPlan {
     pub noises: Vec<f64>,
     /// Seed of the generators: cell `c`'s matrix has seed `run_seed(seed, c)`.
     pub seed: u64,
+    /// Matrices given as they are (files such as the MSLR ones, or scenarios), each a cell of
+    /// its own after the families', under the name it was given by.
+    pub given: Vec<(String, PrefMatrix)>,
 }
 
 /// One cell: a family's matrix with its parameters, and the name `--matrix` would take for it.
 #[derive(Debug, Clone)]
 pub struct GridCell {
+    /// The family, or `given` for a matrix given as it is.
     pub family: String,
+    /// For a given matrix: its size, its Condorcet winner's smallest gap (0 without one), no
+    /// noise and seed 0.
     pub cell: FamilyCell,
     pub matrix: PrefMatrix,
+    /// How `--matrix` names it.
+    pub name: String,
 }
 
 impl GridCell {
     /// `family:NAME:K:MARGIN:NOISE:SEED`, which `joust simulate --matrix` reads back into the
     /// same matrix.
     pub fn scenario(&self) -> String {
-        format!(
-            "family:{}:{}:{}:{}:{}",
-            self.family, self.cell.k, self.cell.margin, self.cell.noise, self.cell.seed
-        )
+        self.name.clone()
+    }
+
+    fn given(name: &str, matrix: &PrefMatrix) -> GridCell {
+        let k = matrix.k();
+        let margin = matrix.condorcet_winner().map_or(0.0, |w| {
+            (0..k)
+                .filter(|&j| j != w)
+                .map(|j| matrix.p(w, j) - 0.5)
+                .fold(f64::INFINITY, f64::min)
+        });
+        GridCell {
+            family: "given".into(),
+            cell: FamilyCell {
+                k,
+                margin,
+                noise: 0.0,
+                seed: 0,
+            },
+            matrix: matrix.clone(),
+            name: name.to_string(),
+        }
     }
 }
 
@@ -40,12 +66,14 @@ impl GridPlan {
     /// Every cell, in the order families, sizes, margins, noises; refuses a bad family or
     /// parameter before anything runs.
     pub fn cells(&self) -> Result<Vec<GridCell>, String> {
-        if self.families.is_empty()
-            || self.sizes.is_empty()
-            || self.margins.is_empty()
-            || self.noises.is_empty()
+        let families_swept = !self.families.is_empty();
+        if families_swept
+            && (self.sizes.is_empty() || self.margins.is_empty() || self.noises.is_empty())
         {
-            return Err("a grid needs at least one family, size, margin and noise".into());
+            return Err("a grid of families needs at least one size, margin and noise".into());
+        }
+        if !families_swept && self.given.is_empty() {
+            return Err("a grid needs at least one family or given matrix".into());
         }
         let mut cells = Vec::new();
         for name in &self.families {
@@ -69,11 +97,13 @@ impl GridPlan {
                             family: name.clone(),
                             cell,
                             matrix,
+                            name: format!("family:{name}:{k}:{margin}:{noise}:{}", cell.seed),
                         });
                     }
                 }
             }
         }
+        cells.extend(self.given.iter().map(|(name, m)| GridCell::given(name, m)));
         Ok(cells)
     }
 }
@@ -90,6 +120,7 @@ mod tests {
             margins: vec![0.01, 0.2],
             noises: vec![0.05],
             seed,
+            given: Vec::new(),
         }
     }
 
@@ -127,5 +158,22 @@ mod tests {
         let mut p = plan(1);
         p.sizes.clear();
         assert!(p.cells().is_err());
+        let mut p = plan(1);
+        p.families.clear();
+        assert!(p.cells().is_err());
+    }
+
+    #[test]
+    fn given_matrices_are_cells_with_their_winners_margin() {
+        let mut p = plan(1);
+        p.families.clear();
+        p.given = vec![("cycle".into(), resolve_matrix("cycle").unwrap())];
+        let cells = p.cells().unwrap();
+        assert_eq!(cells.len(), 1);
+        assert_eq!(
+            (cells[0].scenario().as_str(), cells[0].cell.k),
+            ("cycle", 20)
+        );
+        assert!((cells[0].cell.margin - 0.01).abs() < 1e-9);
     }
 }

@@ -110,6 +110,9 @@ impl CellResult {
     }
 
     fn label(&self) -> String {
+        if self.family == "given" {
+            return format!("{} (K={})", self.scenario, self.k);
+        }
         format!(
             "{} K={} margin={} noise={}",
             self.family, self.k, self.margin, self.noise
