@@ -18,7 +18,7 @@ pub struct GridArgs {
     pub policies: Vec<String>,
 
     /// Families, comma-separated: transitive, cyclic, copeland, near-ties, long-tail,
-    /// bradley-terry, thurstone [default: all].
+    /// bradley-terry, thurstone, copeland-random [default: all].
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
     pub families: Vec<String>,
 

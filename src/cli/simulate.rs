@@ -39,7 +39,7 @@ pub struct SimulateArgs {
     /// utility:{1good,2good,3good,arith,geom}:{linear,natural,logit}, cycle, cycle2,
     /// random-condorcet:K:SEED, random-copeland:K:SEED, or a generated family's matrix,
     /// family:NAME:K:MARGIN:NOISE:SEED (NAME: transitive, cyclic, copeland, near-ties, long-tail,
-    /// bradley-terry, thurstone; see `joust grid`).
+    /// bradley-terry, thurstone, copeland-random; see `joust grid`).
     #[arg(
         long,
         value_name = "PATH_OR_SCENARIO",

@@ -15,7 +15,9 @@ use super::preference_matrix::PrefMatrix;
 use crate::bandit::BanditRng;
 
 /// The families, as `--family` and `family:NAME:...` name them.
-pub const FAMILIES: [&str; 7] = [
+// New families go at the end: a grid's cell seeds follow the cells' order, so earlier grids'
+// matrices stay the same.
+pub const FAMILIES: [&str; 8] = [
     "transitive",
     "cyclic",
     "copeland",
@@ -23,6 +25,7 @@ pub const FAMILIES: [&str; 7] = [
     "long-tail",
     "bradley-terry",
     "thurstone",
+    "copeland-random",
 ];
 
 /// Furthest from 1/2 a generated preference goes: a pair decided with certainty would make a
@@ -169,6 +172,33 @@ fn copeland(cell: FamilyCell, rng: &mut BanditRng) -> Rows {
             m.fix(top, j, rng.random_range(0.1..0.4));
         }
     }
+    m
+}
+
+/// `copeland-random`: no Condorcet winner and no planted structure: every pair is decided either
+/// way at random, by `margin` to `margin` + 0.3; if that leaves an arm unbeaten, one of its duels
+/// is reversed (against an arm with at least two losses, as `random-copeland` does). The
+/// Copeland winners are whichever arms the draw makes them, and usually beat only a few more
+/// arms than the rest, so finding them needs most pairs' relations: the matrices on which
+/// policies that target a Condorcet or Borda winner have regret linear in T.
+fn copeland_random(cell: FamilyCell, rng: &mut BanditRng) -> Rows {
+    let k = cell.k;
+    let mut m = Rows::new(k);
+    for i in 0..k {
+        for j in i + 1..k {
+            let gap = cell.margin + rng.random_range(0.0..0.3);
+            m.set(i, j, if rng.random_bool(0.5) { gap } else { -gap });
+        }
+    }
+    let beaten = |m: &Rows, i: usize| (0..k).filter(|&j| m.rows[j][i] > 0.5).count();
+    if let Some(w) = (0..k).find(|&i| beaten(&m, i) == 0) {
+        let candidates: Vec<usize> = (0..k).filter(|&j| j != w && beaten(&m, j) >= 2).collect();
+        let j = candidates[rng.random_range(0..candidates.len())];
+        let gap = m.rows[w][j] - 0.5;
+        m.set(w, j, -gap);
+    }
+    // Every relation is the structure here: noise may move a pair but never reverse it, so the
+    // Copeland winners stay the draw's.
     m
 }
 
@@ -329,7 +359,11 @@ fn normal_quantile(p: f64) -> f64 {
 
 /// A matrix of the named family.
 pub fn family(name: &str, cell: FamilyCell) -> Result<PrefMatrix, String> {
-    let min_k = if name == "copeland" { 4 } else { 2 };
+    let min_k = match name {
+        "copeland" => 4,
+        "copeland-random" => 3,
+        _ => 2,
+    };
     if cell.k < min_k || cell.k > 10_000 {
         return Err(format!(
             "family `{name}` needs {min_k} to 10000 rankers, got {}",
@@ -357,6 +391,7 @@ pub fn family(name: &str, cell: FamilyCell) -> Result<PrefMatrix, String> {
         "long-tail" => long_tail(cell, &mut rng),
         "bradley-terry" => bradley_terry(cell, &mut rng),
         "thurstone" => thurstone(cell, &mut rng),
+        "copeland-random" => copeland_random(cell, &mut rng),
         _ => {
             return Err(format!(
                 "unknown family `{name}`; families: {}",
@@ -389,7 +424,7 @@ mod tests {
 
     #[test]
     fn condorcet_families_have_arm_zero_win_by_exactly_the_margin() {
-        for name in FAMILIES.iter().filter(|n| **n != "copeland") {
+        for name in FAMILIES.iter().filter(|n| !n.starts_with("copeland")) {
             for cell in cells() {
                 let m = family(name, cell).unwrap();
                 assert_eq!(m.condorcet_winner(), Some(0), "{name} {cell:?}");
@@ -412,6 +447,22 @@ mod tests {
             assert_eq!(m.copeland_winners(), vec![0, 1, 2], "{cell:?}");
             assert!((m.p(0, 1) - 0.5 - cell.margin).abs() < 1e-9);
             assert!((m.p(2, 0) - 0.5 - cell.margin).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn copeland_random_has_no_condorcet_winner_and_keeps_its_margin() {
+        for cell in cells() {
+            let m = family("copeland-random", cell).unwrap();
+            assert_eq!(m.condorcet_winner(), None, "{cell:?}");
+            // Noise may bring a pair closer to 1/2 than the margin, never across it.
+            if cell.noise == 0.0 {
+                for i in 0..cell.k {
+                    for j in (0..cell.k).filter(|&j| j != i) {
+                        assert!((m.p(i, j) - 0.5).abs() >= cell.margin.min(MAX_GAP) - 1e-9);
+                    }
+                }
+            }
         }
     }
 

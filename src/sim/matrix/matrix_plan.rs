@@ -12,7 +12,7 @@ use crate::bandit::BanditRng;
 /// The built-in scenario names, as `--help` and errors list them.
 const SCENARIO_NAMES: &str = "arxiv6, utility:{1good,2good,3good,arith,geom}:{linear,natural,logit}, \
      cycle, cycle2, random-condorcet:K:SEED, random-copeland:K:SEED, \
-     family:{transitive,cyclic,copeland,near-ties,long-tail,bradley-terry,thurstone}:K:MARGIN:NOISE:SEED";
+     family:{transitive,cyclic,copeland,near-ties,long-tail,bradley-terry,thurstone,copeland-random}:K:MARGIN:NOISE:SEED";
 
 fn parse_number<T: std::str::FromStr>(what: &str, text: &str, scenario: &str) -> Result<T, String> {
     text.parse()
