@@ -78,6 +78,10 @@ pub struct Engine {
     memory_budget: std::sync::atomic::AtomicU64,
     /// The origins some live experiment lists for browser clicks (CORS preflights).
     origins: browser_clicks::OriginRegistry,
+    /// Held (shared) while reading the flushed and unflushed duel counts and (exclusive) while
+    /// a flush moves counts from memory to the database, so that a reader never sees a count in
+    /// neither place, nor in both.
+    duel_count_flush: tokio::sync::RwLock<()>,
 }
 
 impl Engine {
@@ -113,6 +117,7 @@ impl Engine {
             db,
             memory_budget: memory_budget::DEFAULT_BUDGET_BYTES.into(),
             origins: browser_clicks::OriginRegistry::default(),
+            duel_count_flush: tokio::sync::RwLock::new(()),
         });
         // A fresh replica knows every listed origin before it serves a preflight; if the
         // database does not answer now, the refresh loop reads them once it does.
@@ -213,6 +218,7 @@ impl Engine {
     /// Duels issued for an experiment: flushed counts of every replica plus this one's unflushed.
     pub async fn duels_issued(&self, id: i64) -> Result<i64, EngineError> {
         self.require_db()?;
+        let _reading = self.duel_count_flush.read().await;
         let flushed = self.observe(self.flushed_duels(id).await)?;
         Ok(flushed + self.cache.unflushed_duels(id) as i64)
     }
@@ -282,6 +288,7 @@ impl Engine {
     }
 
     async fn flush_duels(&self) -> Result<(), EngineError> {
+        let _flushing = self.duel_count_flush.write().await;
         let counts = self.cache.take_unflushed();
         if let Err(e) = store::state::add_duels_issued(&self.pool, &self.instance_id, &counts).await
         {

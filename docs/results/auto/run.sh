@@ -20,7 +20,7 @@ steps=${1:-100000}
 runs=${2:-20}
 out=${3:-$here}
 source "$here/common.sh"
-policies=(--policy auto --policy self_sparring
+policies=(--policy auto:version=2 --policy self_sparring
           --policy "$tuned_merge_dts" --policy rmed1 --policy rucb)
 ((steps <= 1000000)) && policies+=(--policy auto:version=1)
 
@@ -50,7 +50,7 @@ done
 for matrix in cycle data/mslr-navigational.txt; do
   name=$(basename "$matrix" .txt | tr ':' '-')
   [[ -n ${MATRICES:-} && " $MATRICES " != *" $matrix "* ]] && continue
-  $joust simulate --matrix "$matrix" --policy auto --steps "$steps" --runs "$runs" --seed 1 \
+  $joust simulate --matrix "$matrix" --policy auto:version=2 --steps "$steps" --runs "$runs" --seed 1 \
     --threads "$threads" --delay 1000 --batch 1000 --out "$out/delayed-$name"
 done
 python3 "$here/table.py" "$out"
