@@ -211,7 +211,8 @@ pub struct Auto {
     /// Version 3 above `copeland_max_arms` active arms: MergeDTS chooses every duel (at most,
     /// `copeland` chooses; the fields above stay as they started).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub merge: Option<MergeDts>,
+    /// Boxed: MergeDTS's tournament is large next to the other variants of a policy state.
+    pub merge: Option<Box<MergeDts>>,
     #[serde(skip)]
     sampler: Cached<Synced>,
 }
@@ -238,7 +239,7 @@ impl Auto {
         let (copeland, merge) = match params.version {
             1 | 2 => (None, None),
             _ if params.dts_fits(k) => (Some(Dts::new(DtsParams::default(), k, rng)), None),
-            _ => (None, Some(MergeDts::new(merge_params(), k, rng))),
+            _ => (None, Some(Box::new(MergeDts::new(merge_params(), k, rng)))),
         };
         Auto {
             merge,
@@ -477,7 +478,7 @@ impl Policy for Auto {
                 merge.arm_retired(view, retired);
             }
             merge.warm(view);
-            self.merge = Some(merge);
+            self.merge = Some(Box::new(merge));
             self.copeland = None;
             return;
         }
