@@ -124,7 +124,7 @@ pub fn run(args: GridArgs) -> anyhow::Result<()> {
         let t = std::time::Instant::now();
         let known = earlier.iter().find(|c| c.scenario == cell.scenario());
         results.push(
-            runs.run_cell_reusing(cell, known, threads)
+            runs.run_cell(cell, known, threads)
                 .map_err(anyhow::Error::msg)?,
         );
         eprintln!(

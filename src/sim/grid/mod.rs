@@ -6,7 +6,7 @@ mod plan;
 mod table;
 
 pub use plan::{GridCell, GridPlan};
-pub use table::{CellResult, Worst, accuracy_misses, horizons, markdown, worst};
+pub use table::{CellResult, markdown};
 
 use crate::bandit::PolicySpec;
 use crate::sim::matrix::MatrixPlan;
@@ -43,15 +43,10 @@ impl GridRuns {
         Ok(sim)
     }
 
-    /// Runs one cell over `threads` threads.
-    pub fn run_cell(&self, cell: &GridCell, threads: usize) -> Result<CellResult, String> {
-        self.run_cell_reusing(cell, None, threads)
-    }
-
     /// Runs one cell, taking each policy's figures from `known` (the same cell of an earlier
     /// grid with the same steps, runs and seed) when it has them: run r's seed depends only on
     /// the seed and r, so they are the figures a new run would give.
-    pub fn run_cell_reusing(
+    pub fn run_cell(
         &self,
         cell: &GridCell,
         known: Option<&CellResult>,
