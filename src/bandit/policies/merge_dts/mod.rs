@@ -144,9 +144,17 @@ impl MergeDts {
             .then_some(table)
     }
 
-    /// Rebuilds the tables after the batches changed, reusing every cell that carries over.
+    /// Rebuilds the tables after the batches changed, reusing every cell that carries over from
+    /// tables that heard every outcome in `view` (a cell that missed one would stay wrong).
     fn rebuild_tables(&mut self, view: &View) {
-        let previous = self.tables.0.take().map(|t| t.tables).unwrap_or_default();
+        let total = evidence_total(view);
+        let previous = self
+            .tables
+            .0
+            .take()
+            .filter(|t| t.synced == total)
+            .map(|t| t.tables)
+            .unwrap_or_default();
         let tables = self
             .tournament
             .batches()
