@@ -224,8 +224,8 @@ policies! {
     "auto" => Auto(auto::AutoParams),
 }
 
-/// The policy of an experiment that names none: joust's own, with the least regret across the
-/// kinds of preference matrix measured (docs/results.md).
+/// The policy of an experiment that names none: `auto`, whose current version is the policy with
+/// the smallest worst case over the family grid (its module docs, docs/results.md).
 pub const DEFAULT_POLICY: &str = "auto";
 
 /// The policy of an experiment that names none and compares more than two rankers per query:

@@ -120,12 +120,80 @@ fn self_sparring_finds_the_winner() {
     check_finds_winners("self_sparring", 1.0, 1.0);
 }
 
-/// `auto` is Self-Sparring until an arm is confidently beaten, and an elimination removes the
-/// Condorcet winner with probability at most e^-3 ln(T) / K^2 (its module docs; under 0.5% for
-/// these budgets and K >= 3), so Self-Sparring's budget applies.
+/// `auto` version 2 is Self-Sparring until an arm is confidently beaten, and an elimination
+/// removes the Condorcet winner with probability at most e^-3 ln(T) / K^2 (its module docs; under
+/// 0.5% for these budgets and K >= 3), so Self-Sparring's budget applies. (Version 3 is DTS and
+/// MergeDTS: `auto_version_3_is_dts_up_to_copeland_max_arms_and_tuned_merge_dts_above` below.)
 #[test]
-fn auto_finds_the_winner() {
-    check_finds_winners("auto", 1.0, 1.0);
+fn auto_version_2_finds_the_winner() {
+    check_finds_winners("auto:version=2", 1.0, 1.0);
+}
+
+#[test]
+fn auto_version_3_is_dts_up_to_copeland_max_arms_and_tuned_merge_dts_above() {
+    // The same seed gives the same duels, the same win matrix and the same champion as DTS
+    // (20 arms, at most 256), and as merge_dts with alpha 0.8^6 and batches of 16 when
+    // copeland_max_arms is below the 20 arms, with immediate and delayed feedback.
+    let m = scenarios::cycle();
+    let merge = PolicySpec::parse_cli("merge_dts:alpha=0.262144,batch_size=16").unwrap();
+    for (auto, same) in [
+        (PolicySpec::new("auto"), PolicySpec::new("dts")),
+        (
+            PolicySpec::parse_cli("auto:copeland_max_arms=19").unwrap(),
+            merge,
+        ),
+    ] {
+        for (feedback, seed) in [(IMMEDIATE, 3u64), (DELAYED, 4)] {
+            let (a, _) = policy_run::run(&auto, &m, 20_000, seed, feedback);
+            let (b, _) = policy_run::run(&same, &m, 20_000, seed, feedback);
+            assert_eq!(a.view().wins, b.view().wins, "{} seed {seed}", same.name);
+            assert_eq!(a.policy.belief(&a.view()), b.policy.belief(&b.view()));
+            assert_eq!(
+                a.policy.contenders(&a.view()),
+                b.policy.contenders(&b.view())
+            );
+            let back: BanditState =
+                serde_json::from_str(&serde_json::to_string(&a).unwrap()).unwrap();
+            assert_eq!(back, a);
+        }
+    }
+}
+
+#[test]
+fn auto_version_3_moves_from_dts_to_merge_dts_when_rankers_are_added_past_its_limit() {
+    // copeland_max_arms 6: DTS chooses for up to 6 active arms; a seventh makes MergeDTS take
+    // over from the win matrix, with the retired arm left out, and the state still round-trips.
+    let spec = PolicySpec::parse_cli("auto:copeland_max_arms=6").unwrap();
+    let mut rng = BanditRng::seed_from_u64(9);
+    let mut state = BanditState::new(&spec, 6, TieRule::Ignore, &mut rng).unwrap();
+    for _ in 0..500 {
+        let pair = state.select(&mut rng);
+        state.record(pair, Outcome::FirstWins, &mut rng).ok();
+    }
+    assert_eq!(
+        state.policy.contenders(&state.view()),
+        None,
+        "DTS names no contenders"
+    );
+    // Retired, then one added: 6 active arms, still DTS; a second one makes 7.
+    state.retire_arm(2).unwrap();
+    state.add_arm();
+    assert_eq!(state.policy.contenders(&state.view()), None);
+    state.add_arm();
+    let contenders = state.policy.contenders(&state.view());
+    assert!(
+        contenders
+            .as_ref()
+            .is_some_and(|c| !c.contains(&2) && c.contains(&6) && c.contains(&7)),
+        "MergeDTS's survivors: {contenders:?}"
+    );
+    for _ in 0..2_000 {
+        let pair = state.select(&mut rng);
+        assert!(pair.first != 2 && pair.second != 2);
+        state.record(pair, Outcome::FirstWins, &mut rng).ok();
+    }
+    let back: BanditState = serde_json::from_str(&serde_json::to_string(&state).unwrap()).unwrap();
+    assert_eq!(back, state);
 }
 
 #[test]
@@ -252,7 +320,7 @@ fn on_the_cycle_exp3_boxes_are_not_exploited() {
 }
 
 #[test]
-fn auto_drops_cycle_members_but_never_the_condorcet_winner() {
+fn auto_version_2_drops_cycle_members_but_never_the_condorcet_winner() {
     // li-2020's Cycle: arm 0 beats the 19 others with p = 0.51; they beat their 9 left
     // neighbours with p = 1. A cycle member that keeps losing to a neighbour leaves contention
     // after about (2 ln t + 2 ln K + slack) / ln 2 decided duels; the winner, whose true
@@ -261,7 +329,7 @@ fn auto_drops_cycle_members_but_never_the_condorcet_winner() {
     // have), so over 20,000 steps with slack 6 at most e^-6 (ln 20,000 + 0.58) / 400 = 6.5e-5
     // per run, 0.13% over these 20 runs.
     let m = scenarios::cycle();
-    let spec = PolicySpec::parse_cli("auto:slack=6").unwrap();
+    let spec = PolicySpec::parse_cli("auto:version=2,slack=6").unwrap();
     let mut dropped = 0;
     for (feedback, first) in [(IMMEDIATE, 0u64), (DELAYED, 100)] {
         for seed in first..first + 10 {
@@ -307,7 +375,7 @@ fn copeland_five() -> PrefMatrix {
 }
 
 #[test]
-fn auto_hands_a_matrix_without_condorcet_winner_to_dts() {
+fn auto_version_2_hands_a_matrix_without_condorcet_winner_to_dts() {
     // Every arm is beaten by some arm with p = 0.9, so every arm can be confidently beaten:
     // n KL(0.1, 1/2) = 0.368 n passes 2 ln t + 2 ln K + 3 = 26.0 at t = 20,000 after about 71
     // decided duels of the pair. The last arm in contention is then challenged by the eliminated
@@ -319,7 +387,7 @@ fn auto_hands_a_matrix_without_condorcet_winner_to_dts() {
     // this budget). A run that has handed over also round-trips through JSON.
     let m = copeland_five();
     assert_eq!(m.condorcet_winner(), None);
-    let spec = PolicySpec::new("auto");
+    let spec = PolicySpec::parse_cli("auto:version=2").unwrap();
     for (feedback, first) in [(IMMEDIATE, 0u64), (DELAYED, 100)] {
         for seed in first..first + 10 {
             let (state, perm) = policy_run::run(&spec, &m, 20_000, seed, feedback);
@@ -377,11 +445,11 @@ fn lost_feedback_still_finds_the_winner() {
         ("sparring_ts", 1.0, 1.5),
         ("sparring_exp3", 2.0, 1.5),
         ("self_sparring", 1.0, 1.5),
-        ("auto", 1.0, 1.5),
+        ("auto:version=2", 1.0, 1.5),
         ("doubler", 2.0, 6.0),
         ("multi_sbm", 2.5, 1.5),
     ] {
-        let spec = PolicySpec::new(policy);
+        let spec = PolicySpec::parse_cli(policy).unwrap();
         let steps = budget(&m, c, factor, lossy);
         let rate = policy_run::success_rate(&spec, &m, steps, 0..6, lossy);
         assert!(rate >= 4.0 / 6.0, "{policy}: {rate} in {steps} steps");
@@ -417,7 +485,7 @@ fn parameters_have_the_papers_defaults_and_are_validated() {
         "multi_sbm:window=0",
         "multi_sbm:alpha=0",
         "auto:slack=-1",
-        "auto:version=3",
+        "auto:version=4",
         "auto:challenge_draws=65",
     ] {
         let spec = PolicySpec::parse_cli(bad).unwrap();

@@ -2,7 +2,7 @@
 # docs/results.md's family grid: every baseline and auto version 2 on generated matrices of
 # every family, matrix seed 2. Three grids: sizes 4-64 at margins 0.01 and 0.1 (10^6 steps),
 # the extreme margins 0.005 and 0.3 at sizes 4 and 16 (10^6 steps), and 200 rankers (10^5 steps,
-# 4 runs: DTS and RMED1 cost O(K^2) per step). Then DTS against the same policies on
+# 4 runs: DTS and RMED1 cost O(K^2) per step). Then auto (version 3) against the same policies on
 # other matrices (matrix seed 3). Writes grid.md and grid.json under OUT (default out/grid).
 # Usage: docs/results/grid/run.sh [OUT]
 set -euo pipefail
@@ -18,6 +18,6 @@ common=(--noise 0.05 --matrix-seed 2 --seed 1)
     --steps 1000000 --runs 8 --out "$out/extremes"
 "$joust" grid "${baselines[@]}" "${common[@]}" --sizes 200 --margins 0.01,0.1 \
     --steps 100000 --runs 4 --out "$out/size-200"
-"$joust" grid --policy dts --policy auto:version=2 --policy merge_dts:alpha=0.262144,batch_size=16 \
+"$joust" grid --policy auto --policy auto:version=2 --policy merge_dts:alpha=0.262144,batch_size=16 \
     --policy self_sparring --policy rmed1 --noise 0.05 --matrix-seed 3 --seed 1 \
     --sizes 4,16 --margins 0.01,0.1 --steps 1000000 --runs 8 --out "$out/seed-3"
