@@ -1,6 +1,8 @@
 //! Throughput of the Condorcet policies on the 136-ranker MSLR-Navigational matrix:
 //! `cargo bench --bench policy_throughput` (`BENCH_ONLY=text` keeps the specs containing it).
-//! Measures select + update (the policy's hot loop, as the simulator runs it) on one thread.
+//! Measures select + update (the policy's hot loop, as the simulator runs it) on one thread, then
+//! select alone on the state the run ended with (what a duel request pays; updates happen in the
+//! outcome writer).
 
 #[path = "../tests/helpers/policy_run.rs"]
 #[allow(dead_code)]
@@ -42,6 +44,24 @@ fn measure(spec: &str, m: &PrefMatrix, steps: usize, seed: u64) -> (f64, BanditS
     (steps as f64 / seconds, state)
 }
 
+/// Microseconds of CPU per `select` on `state`, over `n` selections (read-only, so every one
+/// starts from the same state).
+fn select_micros(state: &BanditState, n: usize) -> f64 {
+    let mut rng = BanditRng::seed_from_u64(2);
+    let start = Instant::now();
+    let cpu_start = thread_cpu_seconds();
+    let mut checksum = 0;
+    for _ in 0..n {
+        checksum += state.select(&mut rng).first;
+    }
+    std::hint::black_box(checksum);
+    let seconds = match (cpu_start, thread_cpu_seconds()) {
+        (Some(a), Some(b)) => b - a,
+        _ => start.elapsed().as_secs_f64(),
+    };
+    seconds * 1e6 / n as f64
+}
+
 fn main() {
     let m = joust::sim::resolve_matrix(MATRIX).expect("matrix file");
     let winner = m.condorcet_winner();
@@ -56,6 +76,9 @@ fn main() {
         ("merge_rucb:alpha=0.262144,batch_size=8,c=400000", 2_000_000),
         ("merge_rucb:alpha=0.262144,batch_size=8,c=400000", 200_000),
         ("dts:alpha=0.2097152", 20_000),
+        // The default (version 3: DTS with alpha 0.51 at this size) and version 2.
+        ("auto", 20_000),
+        ("auto:version=2", 200_000),
     ] {
         // BENCH_ONLY=text restricts the run to the specs containing it (for profiling).
         if std::env::var("BENCH_ONLY").is_ok_and(|only| !format!("{spec} {steps}").contains(&only))
@@ -63,9 +86,10 @@ fn main() {
             continue;
         }
         let (speed, state) = measure(spec, &m, steps, 1);
+        let select = select_micros(&state, 2_000);
         let champion = state.champion();
         println!(
-            "{spec:<60} {steps:>9} steps {speed:>12.0} steps/s  champion {:?} (true {winner:?}) contenders {}",
+            "{spec:<60} {steps:>9} steps {speed:>12.0} steps/s  select {select:>8.1} µs  champion {:?} (true {winner:?}) contenders {}",
             champion.ranker,
             champion.contenders.len()
         );

@@ -5,8 +5,9 @@
 //! 1. Candidates: the arms with the largest upper Copeland score #{j : u_ij > 1/2}.
 //! 2. First arm (first Thompson sample): theta_ij ~ Beta(w_ij + 1, w_ji + 1), theta_ji =
 //!    1 - theta_ij; c is the candidate winning the most sampled duels (ties at random). As in
-//!    MergeDTS only the indicators theta_ij > 1/2 matter, drawn exactly from cached probabilities
-//!    ([`crate::bandit::stats::duel_table`]), and only for pairs that involve a candidate.
+//!    MergeDTS only the indicators theta_ij > 1/2 matter, drawn from cached probabilities exact to
+//!    2^-31 ([`crate::bandit::stats::duel_table`]: rounded, so that a state restored from the
+//!    database draws exactly as the live one), and only for pairs that involve a candidate.
 //! 3. Second arm (second Thompson sample): theta_jc ~ Beta(w_jc + 1, w_cj + 1) for j != c and
 //!    theta_cc = 1/2; d is the argmax over the arms with l_jc <= 1/2 (c itself always qualifies,
 //!    l_cc = 1/2), ties at random.

@@ -7,8 +7,9 @@
 //!   default (`phase1 = independent`) theta_ij and theta_ji are drawn independently, as the
 //!   authors' code does; `phase1 = paper` sets theta_ji = 1 - theta_ij, as Algorithm 2 writes it,
 //!   so each pair is one sampled duel. Only the indicators theta_ij > 1/2 matter, and each is
-//!   drawn as one Bernoulli with the exact probability P(Beta > 1/2) ([`crate::bandit::stats::duel_table`]): the
-//!   same distribution of choices as sampling theta, far cheaper.
+//!   drawn as one Bernoulli with the probability P(Beta > 1/2), exact to 2^-31
+//!   ([`crate::bandit::stats::duel_table`] rounds it so that a restored state draws as the live
+//!   one): the distribution of choices of sampling theta, far cheaper.
 //! - Phase II (RelativeTournament): phi_j ~ Beta(w_jc + 1, w_cj + 1) for the other arms of the
 //!   batch, phi_c = 1, and the second arm d is the argmin (ties at random). Since phi_j < 1 almost
 //!   surely, d != c whenever the batch has another arm: a suboptimal arm never duels itself.
@@ -498,7 +499,12 @@ mod tests {
                 for x in 0..batch.len() {
                     for y in 0..batch.len() {
                         let (c, f) = (cached.get(x, y), fresh.get(x, y));
-                        assert!((c - f).abs() < 1e-12, "step {step}, batch {b}: {c} vs {f}");
+                        // Bit for bit: a restored state builds its tables from the counts.
+                        assert_eq!(
+                            c.to_bits(),
+                            f.to_bits(),
+                            "step {step}, batch {b}: {c} vs {f}"
+                        );
                     }
                 }
             }
