@@ -4,16 +4,18 @@
 //! policy's contenders where the policy eliminates arms: an elimination policy stops comparing
 //! the arms it dropped, so global counts would favour arms that merely played weak opponents.
 //!
-//! Confidence intervals are Hoeffding intervals at level 1 - delta per arm, with delta = 5%
-//! split over the arm's K - 1 opponents (a union bound), so "beats every other arm with
-//! confidence" holds simultaneously for all opponents with probability at least 95%.
+//! Confidence intervals are the decision's anytime-valid confidence sequences
+//! ([`super::decision`]) of the Condorcet decision (delta, 5% unless the experiment sets
+//! another, halved and split over the active arms), so `confident` is wrong with probability at
+//! most delta / 2 however often anyone looks at the report and whatever pairs the policy chose.
 
 use serde::{Deserialize, Serialize};
 
+use super::decision::Boundary;
 use super::{Arm, View};
 
-/// Overall error probability for the simultaneous intervals of one arm.
-pub const DELTA: f64 = 0.05;
+/// Default overall error probability of the intervals (all pairs at once).
+pub const DELTA: f64 = super::decision::DEFAULT_DELTA;
 
 /// Estimated probability that `i` beats `j`, with its confidence interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -25,9 +27,14 @@ pub struct PreferenceEstimate {
     pub comparisons: f64,
 }
 
-/// Estimate of P(i beats j) for an experiment with `k_active` active arms. With no comparisons
-/// the estimate is 1/2 with the whole [0, 1] as its interval.
+/// Estimate of P(i beats j) for an experiment with `k_active` active arms, at the default
+/// [`DELTA`]. With no comparisons the estimate is 1/2 with the whole [0, 1] as its interval.
 pub fn estimate(view: &View, i: Arm, j: Arm, k_active: usize) -> PreferenceEstimate {
+    estimate_with(view, i, j, &Boundary::condorcet(DELTA, k_active))
+}
+
+/// Estimate of P(i beats j) with the confidence sequence `boundary`.
+pub fn estimate_with(view: &View, i: Arm, j: Arm, boundary: &Boundary) -> PreferenceEstimate {
     let n = view.count(i, j);
     if n <= 0.0 || i == j {
         return PreferenceEstimate {
@@ -38,8 +45,7 @@ pub fn estimate(view: &View, i: Arm, j: Arm, k_active: usize) -> PreferenceEstim
         };
     }
     let p = view.score(i, j) / n;
-    let opponents = k_active.saturating_sub(1).max(1) as f64;
-    let radius = ((2.0 * opponents / DELTA).ln() / (2.0 * n)).sqrt();
+    let radius = boundary.radius(n);
     PreferenceEstimate {
         p,
         lower: (p - radius).max(0.0),
@@ -84,8 +90,14 @@ pub struct ChampionReport {
     pub contenders: Vec<Arm>,
 }
 
-/// Builds the report from the win matrix, the policy's contenders and its belief.
-pub fn report(view: &View, contenders: Option<Vec<Arm>>, belief: Option<Arm>) -> ChampionReport {
+/// Builds the report from the win matrix, the policy's contenders and its belief, with
+/// intervals at error probability `delta` over all pairs.
+pub fn report(
+    view: &View,
+    contenders: Option<Vec<Arm>>,
+    belief: Option<Arm>,
+    delta: f64,
+) -> ChampionReport {
     let active: Vec<Arm> = view.active_arms().collect();
     let contenders = contenders
         .map(|c| {
@@ -96,6 +108,7 @@ pub fn report(view: &View, contenders: Option<Vec<Arm>>, belief: Option<Arm>) ->
         .filter(|c| !c.is_empty())
         .unwrap_or_else(|| active.clone());
     let k_active = active.len();
+    let boundary = Boundary::condorcet(delta, k_active);
     let any_evidence = view.wins.total_wins() > 0 || view.wins.total_ties() > 0;
 
     let beats = |i: Arm, j: Arm| view.count(i, j) > 0.0 && view.score(i, j) > view.score(j, i);
@@ -111,7 +124,7 @@ pub fn report(view: &View, contenders: Option<Vec<Arm>>, belief: Option<Arm>) ->
         k_active > 1
             && active
                 .iter()
-                .all(|&j| j == c || estimate(view, c, j, k_active).lower > 0.5)
+                .all(|&j| j == c || estimate_with(view, c, j, &boundary).lower > 0.5)
     });
 
     // Copeland scores among contenders; ties between leaders are broken by the sum of empirical
@@ -136,7 +149,7 @@ pub fn report(view: &View, contenders: Option<Vec<Arm>>, belief: Option<Arm>) ->
         contenders
             .iter()
             .filter(|&&j| j != i)
-            .map(|&j| estimate(view, i, j, k_active).p)
+            .map(|&j| estimate_with(view, i, j, &boundary).p)
             .sum()
     };
     let best_leader =
@@ -190,7 +203,7 @@ mod tests {
     fn no_evidence_names_nobody() {
         let w = WinMatrix::new(3);
         let active = [true; 3];
-        let r = report(&view_of(&w, &active), None, None);
+        let r = report(&view_of(&w, &active), None, None, DELTA);
         assert_eq!(r.ranker, None);
         assert_eq!(r.basis, ChampionBasis::None);
     }
@@ -203,7 +216,7 @@ mod tests {
             w.add_wins(b, a, 100);
         }
         let active = [true; 3];
-        let r = report(&view_of(&w, &active), None, None);
+        let r = report(&view_of(&w, &active), None, None, DELTA);
         assert_eq!(r.ranker, Some(0));
         assert_eq!(r.basis, ChampionBasis::ConfidentCondorcet);
         assert!(r.confident);
@@ -219,7 +232,7 @@ mod tests {
             w.add_wins(b, a, 40);
         }
         let active = [true; 4];
-        let r = report(&view_of(&w, &active), None, None);
+        let r = report(&view_of(&w, &active), None, None, DELTA);
         assert_eq!(r.condorcet_candidate, None);
         assert_eq!(r.copeland_leaders, vec![0, 1]);
         assert_eq!(r.copeland_score, 2);
@@ -235,7 +248,7 @@ mod tests {
         w.add_wins(1, 0, 10);
         w.add_wins(2, 3, 50);
         let active = [true; 4];
-        let r = report(&view_of(&w, &active), Some(vec![0, 1]), None);
+        let r = report(&view_of(&w, &active), Some(vec![0, 1]), None, DELTA);
         assert_eq!(r.condorcet_candidate, Some(0));
         assert_eq!(r.ranker, Some(0));
         assert_eq!(r.contenders, vec![0, 1]);

@@ -21,6 +21,7 @@
 //! (never selected again; their index is never reused).
 
 mod champion;
+mod decision;
 mod memory;
 mod multi;
 mod params;
@@ -36,6 +37,11 @@ mod wins;
 pub use champion::{
     ChampionBasis, ChampionReport, DELTA as CHAMPION_DELTA, PreferenceEstimate,
     estimate as estimate_preference,
+};
+pub use decision::{
+    Boundary, Contender, DEFAULT_DELTA, DEFAULT_MAX_CONFIRMATION_SHARE, Decision, DecisionKind,
+    DecisionLayer, DecisionSettings, MissingEvidence, TUNED_COMPARISONS, arm_alpha, decide,
+    pair_alpha,
 };
 pub use memory::{Footprint, MemoryEstimate, estimate_memory};
 pub use multi::{ANY_NUMBER, PairResult, SetChoice, SetError, SetOutcome, SetUpdate, pair_set};

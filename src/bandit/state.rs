@@ -6,6 +6,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::champion::{self, ChampionReport};
+use super::decision::{self, Decision, DecisionLayer, DecisionSettings};
 use super::multi::{self, PairResult, SetChoice, SetOutcome, SetUpdate};
 use super::{
     AnyPolicy, Arm, BanditRng, Outcome, Pair, Policy, PolicySpec, SpecError, View, Win, WinMatrix,
@@ -61,6 +62,11 @@ pub struct BanditState {
     pub ties: TieRule,
     pub wins: WinMatrix,
     pub policy: AnyPolicy,
+    /// The decision settings (serialised as such) and the counts the confirmation layer reads,
+    /// derived from `wins` and rebuilt by `warm`. A state written before decisions existed reads
+    /// with the default settings.
+    #[serde(default)]
+    pub decision: DecisionLayer,
 }
 
 impl BanditState {
@@ -72,19 +78,48 @@ impl BanditState {
         rng: &mut BanditRng,
     ) -> Result<Self, SpecError> {
         let policy = AnyPolicy::build(spec, k, rng)?;
-        Ok(BanditState {
+        let mut state = BanditState {
             format_version: STATE_FORMAT_VERSION,
             active: vec![true; k],
             ties,
             wins: WinMatrix::new(k),
             policy,
-        })
+            decision: DecisionLayer::default(),
+        };
+        state.warm();
+        Ok(state)
     }
 
-    /// Rebuilds the policy's caches; call it on a state loaded from storage before selecting.
+    /// Rebuilds the policy's caches and the decision's counts; call it on a state loaded from
+    /// storage before selecting (a state not warmed chooses the same, more slowly).
     pub fn warm(&mut self) {
         let view = View::new(&self.wins, &self.active, self.ties);
         self.policy.warm(&view);
+        self.decision.rebuild(&view);
+    }
+
+    /// The decision settings: they change what `select` chooses (the confirmation layer), so
+    /// every replica of an experiment must hold the same.
+    pub fn decision_settings(&self) -> DecisionSettings {
+        self.decision.settings()
+    }
+
+    /// Sets the decision settings (validate them first: [`DecisionSettings::validate`]).
+    pub fn set_decision_settings(&mut self, settings: DecisionSettings) {
+        self.decision.set_settings(settings);
+        let view = View::new(&self.wins, &self.active, self.ties);
+        self.decision.rebuild(&view);
+    }
+
+    /// What the evidence decides (O(K^2); pure).
+    pub fn decision(&self) -> Decision {
+        decision::decide(&self.view(), &self.decision.settings())
+    }
+
+    /// Whether some arm is already a decided Condorcet winner: O(1), for a check after every
+    /// outcome (a Copeland decision needs [`BanditState::decision`]).
+    pub fn condorcet_decided(&self) -> bool {
+        self.decision.condorcet_decided(&self.view())
     }
 
     /// Checks a deserialised state (e.g. one written by another release).
@@ -107,10 +142,18 @@ impl BanditState {
         self.active.iter().filter(|a| **a).count()
     }
 
-    /// The next duel (read-only).
+    /// The next duel (read-only): the policy's, or in place of its self-duel of an arm not yet
+    /// decided, a confirmation duel of the decision layer.
     #[inline]
     pub fn select<R: Rng + ?Sized>(&self, rng: &mut R) -> Pair {
-        self.policy.select(&self.view(), rng)
+        let view = self.view();
+        let pair = self.policy.select(&view, rng);
+        if pair.first == pair.second
+            && let Some(confirmation) = self.decision.confirmation(&view, pair.first, rng)
+        {
+            return confirmation;
+        }
+        pair
     }
 
     fn check_arm(&self, arm: Arm) -> Result<(), StateError> {
@@ -140,14 +183,23 @@ impl BanditState {
             Outcome::SecondWins => Some(Win::of(duel, false)),
             Outcome::Tie => None,
         };
+        let both_active = self.active[duel.first] && self.active[duel.second];
+        let counted = both_active && duel.first != duel.second;
+        if counted {
+            let view = View::new(&self.wins, &self.active, self.ties);
+            self.decision.before(&view, duel.first, duel.second);
+        }
         match win {
             Some(w) => self.wins.record_win(w.winner, w.loser),
             None => self.wins.record_tie(duel.first, duel.second),
         }
-        if !(self.active[duel.first] && self.active[duel.second]) {
+        let view = View::new(&self.wins, &self.active, self.ties);
+        if counted {
+            self.decision.after(&view, duel.first, duel.second);
+        }
+        if !both_active {
             return Ok(());
         }
-        let view = View::new(&self.wins, &self.active, self.ties);
         match win {
             Some(w) => self.policy.update(&view, w, rng),
             None if self.ties == TieRule::HalfWin => {
@@ -168,7 +220,14 @@ impl BanditState {
 
     pub fn select_set<R: Rng + ?Sized>(&self, m: usize, rng: &mut R) -> SetChoice {
         multi::check_size(m, self.policy.max_rankers_per_query())?;
-        self.policy.select_set(&self.view(), m, rng)
+        let view = self.view();
+        let set = self.policy.select_set(&view, m, rng)?;
+        if let [only] = set[..]
+            && let Some(confirmation) = self.decision.confirmation(&view, only, rng)
+        {
+            return Ok(multi::pair_set(confirmation));
+        }
+        Ok(set)
     }
 
     /// Records every preference one shown list produced, once: `shown` is the set as
@@ -189,11 +248,24 @@ impl BanditState {
         if let [only] = shown {
             return self.record(Pair::new(*only, *only), Outcome::Tie, rng);
         }
+        let counted: Vec<(Arm, Arm)> = results
+            .iter()
+            .map(PairResult::arms)
+            .filter(|&(a, b)| self.active[a] && self.active[b])
+            .collect();
+        let view = View::new(&self.wins, &self.active, self.ties);
+        for &(a, b) in &counted {
+            self.decision.before(&view, a, b);
+        }
         for result in &results {
             match *result {
                 PairResult::Win(w) => self.wins.record_win(w.winner, w.loser),
                 PairResult::Tie(a, b) => self.wins.record_tie(a, b),
             }
+        }
+        let view = View::new(&self.wins, &self.active, self.ties);
+        for &(a, b) in &counted {
+            self.decision.after(&view, a, b);
         }
         let active = |a: Arm| self.active[a];
         let heard = SetUpdate {
@@ -289,6 +361,7 @@ impl BanditState {
         self.active.push(true);
         let view = View::new(&self.wins, &self.active, self.ties);
         self.policy.arm_added(&view, arm);
+        self.decision.rebuild(&view);
         arm
     }
 
@@ -304,6 +377,7 @@ impl BanditState {
         self.active[arm] = false;
         let view = View::new(&self.wins, &self.active, self.ties);
         self.policy.arm_retired(&view, arm);
+        self.decision.rebuild(&view);
         Ok(())
     }
 
@@ -314,6 +388,7 @@ impl BanditState {
             &view,
             self.policy.contenders(&view),
             self.policy.belief(&view),
+            self.decision.settings().delta,
         )
     }
 }

@@ -132,6 +132,7 @@ impl Snapshot {
             ties,
             wins,
             policy: persisted.policy,
+            decision: Default::default(),
         };
         state.check_version().map_err(|err| bad(err.to_string()))?;
         // Caches are not persisted: rebuild them once here rather than on every selection.

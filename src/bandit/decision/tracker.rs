@@ -1,0 +1,226 @@
+//! Per-arm counts of the Condorcet decision's confident statements, kept up to date outcome by
+//! outcome so that the confirmation layer and the simulator can ask "decided yet?" and "whom
+//! should the champion meet?" without the O(K^2) pass of [`super::decide`].
+//!
+//! Each pair's bounds depend only on that pair's counts (delta is split over the active arms, a
+//! number that changes only when arms are added or retired), so one outcome changes the
+//! statements of one pair: `record` subtracts the pair's contribution before the outcome and adds
+//! it back after. Arms added or retired, or new settings, rebuild everything. The tracker is
+//! derived from the win matrix alone and never persisted; a state rebuilt from JSON rebuilds it
+//! to the same values.
+
+use super::confidence::Boundary;
+use super::settings::DecisionSettings;
+use crate::bandit::{Arm, View};
+
+/// Most arms for which every pair's lower bound is kept (4 MB at this size).
+pub const KEPT_BOUNDS: usize = 1024;
+
+/// The confident statements of the Condorcet decision, per arm and per pair.
+#[derive(Debug, Clone)]
+pub struct Tracker {
+    /// What it was built for: arms in all, active arms, and the settings' delta and epsilon.
+    k: usize,
+    active: usize,
+    delta: f64,
+    epsilon: f64,
+    boundary: Boundary,
+    /// Rivals the arm is confidently not worse than by more than epsilon.
+    holds: Vec<u32>,
+    /// Rivals that confidently beat the arm by more than epsilon.
+    beaten: Vec<u32>,
+    /// Arms whose `holds` covers every other active arm: decided Condorcet winners.
+    full: usize,
+    /// Entry `i * k + j`: the lower bound of P(i beats j) (-inf with no comparison), kept up to
+    /// [`KEPT_BOUNDS`] arms (4 k^2 bytes); above, bounds are computed when asked.
+    lower: Option<Vec<f32>>,
+}
+
+impl Tracker {
+    /// Counts every pair of active arms of `view` under `settings`.
+    pub fn build(view: &View, settings: &DecisionSettings) -> Tracker {
+        let k = view.k();
+        let active: Vec<Arm> = view.active_arms().collect();
+        let mut t = Tracker {
+            k,
+            active: active.len(),
+            delta: settings.delta,
+            epsilon: settings.epsilon,
+            boundary: Boundary::condorcet(settings.delta, active.len()),
+            holds: vec![0; k],
+            beaten: vec![0; k],
+            full: 0,
+            lower: (k <= KEPT_BOUNDS).then(|| vec![f32::NEG_INFINITY; k * k]),
+        };
+        for (x, &i) in active.iter().enumerate() {
+            for &j in &active[x + 1..] {
+                t.apply(view, i, j, true);
+            }
+        }
+        t.full = active.iter().filter(|&&a| t.is_full(a)).count();
+        t
+    }
+
+    /// Whether this tracker counts `view` under `settings` (it does unless arms or settings
+    /// changed since it was built).
+    pub fn fits(&self, view: &View, settings: &DecisionSettings) -> bool {
+        self.k == view.k() && self.delta == settings.delta && self.epsilon == settings.epsilon
+    }
+
+    /// The lower bound of P(i beats j).
+    #[inline]
+    fn lower_bound(&self, view: &View, i: Arm, j: Arm) -> f32 {
+        match &self.lower {
+            Some(lower) => lower[i * self.k + j],
+            None => self.boundary.lower(view.score(i, j), view.count(i, j)) as f32,
+        }
+    }
+
+    /// Adds (`add`) or removes the statements of the pair (`i`, `j`).
+    fn apply(&mut self, view: &View, i: Arm, j: Arm, add: bool) {
+        let n = view.count(i, j);
+        let (si, sj) = (view.score(i, j), view.score(j, i));
+        let margin = self.boundary.margin(n);
+        let eps = self.epsilon;
+        let over = |s: f64, at: f64| n > 0.0 && s - n * at > margin;
+        let hold_i = over(si, 0.5 - eps);
+        let hold_j = over(sj, 0.5 - eps);
+        let beats_i = over(sj, 0.5 + eps);
+        let beats_j = over(si, 0.5 + eps);
+        let step = |v: &mut u32, on: bool| {
+            if on {
+                *v = if add { *v + 1 } else { *v - 1 };
+            }
+        };
+        step(&mut self.holds[i], hold_i);
+        step(&mut self.holds[j], hold_j);
+        step(&mut self.beaten[i], beats_i);
+        step(&mut self.beaten[j], beats_j);
+        let k = self.k;
+        if add && let Some(lower) = self.lower.as_mut() {
+            let (li, lj) = if n > 0.0 {
+                ((si - margin) / n, (sj - margin) / n)
+            } else {
+                (f64::NEG_INFINITY, f64::NEG_INFINITY)
+            };
+            lower[i * k + j] = li as f32;
+            lower[j * k + i] = lj as f32;
+        }
+    }
+
+    fn is_full(&self, arm: Arm) -> bool {
+        self.holds[arm] as usize + 1 == self.active
+    }
+
+    /// Call before the counts of the pair (`i`, `j`) of distinct active arms change.
+    pub fn before(&mut self, view: &View, i: Arm, j: Arm) {
+        self.full -= self.is_full(i) as usize + self.is_full(j) as usize;
+        self.apply(view, i, j, false);
+    }
+
+    /// Call after the counts of the pair (`i`, `j`) changed.
+    pub fn after(&mut self, view: &View, i: Arm, j: Arm) {
+        self.apply(view, i, j, true);
+        self.full += self.is_full(i) as usize + self.is_full(j) as usize;
+    }
+
+    /// Whether some arm is a decided Condorcet winner (O(1)).
+    pub fn condorcet_decided(&self) -> bool {
+        self.active >= 2 && self.full > 0
+    }
+
+    /// Whether some rival confidently beats `arm` by more than epsilon.
+    pub fn is_beaten(&self, arm: Arm) -> bool {
+        self.beaten[arm] > 0
+    }
+
+    /// The rival `champion` most needs evidence against (LUCB's choice): the active rival with
+    /// the lowest lower bound among those it does not yet hold against; never-compared rivals
+    /// first. O(K) reads of kept bounds.
+    pub fn weakest_rival(&self, view: &View, champion: Arm) -> Option<Arm> {
+        let at = (0.5 - self.epsilon) as f32;
+        let mut best: Option<(f32, Arm)> = None;
+        for j in view.active_arms().filter(|&j| j != champion) {
+            let lower = self.lower_bound(view, champion, j);
+            if lower > at {
+                continue;
+            }
+            if best.is_none_or(|(b, _)| lower < b) {
+                best = Some((lower, j));
+            }
+        }
+        best.map(|(_, j)| j)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bandit::decision::decide;
+    use crate::bandit::testing::view_of;
+    use crate::bandit::{BanditRng, WinMatrix};
+    use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn updates_one_pair_at_a_time_match_a_rebuild() {
+        let mut rng = BanditRng::seed_from_u64(3);
+        let k = 5;
+        let mut w = WinMatrix::new(k);
+        let active = [true, true, false, true, true];
+        let settings = DecisionSettings::default();
+        let mut t = Tracker::build(&view_of(&w, &active), &settings);
+        for step in 0..20_000 {
+            let (i, j) = (rng.random_range(0..k), rng.random_range(0..k));
+            let both = i != j && active[i] && active[j];
+            if both {
+                t.before(&view_of(&w, &active), i, j);
+            }
+            // Arm 0 beats everyone 80% of the time, the others are even.
+            let p = if i == 0 {
+                0.8
+            } else if j == 0 {
+                0.2
+            } else {
+                0.5
+            };
+            if rng.random::<f64>() < p {
+                w.record_win(i, j);
+            } else {
+                w.record_win(j, i);
+            }
+            if both {
+                t.after(&view_of(&w, &active), i, j);
+            }
+            if step % 1000 == 0 {
+                let fresh = Tracker::build(&view_of(&w, &active), &settings);
+                assert_eq!(
+                    (t.holds.clone(), t.beaten.clone()),
+                    (fresh.holds, fresh.beaten)
+                );
+                assert_eq!(t.full, fresh.full);
+                assert_eq!(t.lower, fresh.lower);
+                let d = decide(&view_of(&w, &active), &settings);
+                assert_eq!(t.condorcet_decided(), d.champion.is_some());
+            }
+        }
+        assert!(t.condorcet_decided());
+        assert!(!t.is_beaten(0) && t.is_beaten(1));
+    }
+
+    #[test]
+    fn the_weakest_rival_is_the_least_separated_and_unseen_rivals_come_first() {
+        let mut w = WinMatrix::new(4);
+        w.add_wins(0, 1, 900);
+        w.add_wins(1, 0, 100);
+        w.add_wins(0, 2, 60);
+        w.add_wins(2, 0, 40);
+        let active = [true; 4];
+        let view = view_of(&w, &active);
+        let t = Tracker::build(&view, &DecisionSettings::default());
+        assert_eq!(t.weakest_rival(&view, 0), Some(3));
+        w.add_wins(0, 3, 1000);
+        let view = view_of(&w, &active);
+        let t = Tracker::build(&view, &DecisionSettings::default());
+        assert_eq!(t.weakest_rival(&view, 0), Some(2));
+    }
+}
