@@ -454,16 +454,18 @@ async fn the_decision_card_shows_what_is_missing_then_the_decided_champion() {
     b.wait_for("body[data-loaded]").await;
     let words = b.text("#decision-text").await;
     assert!(words.starts_with("Not decided yet"), "{words}");
-    // One row per ranker that may still be best, each naming the rivals it lacks evidence
-    // against; names stay text.
+    // One row per ranker that may still be best (three here), each naming the rivals it lacks
+    // evidence against; names stay text.
     let api = app.experiment(id).await;
+    let contenders = api["decision"]["possible_best"].as_array().unwrap();
     let rows = b.all("#possible-best tbody tr").await;
-    assert_eq!(
-        rows.len(),
-        api["decision"]["possible_best"].as_array().unwrap().len()
-    );
+    assert_eq!(rows.len(), contenders.len());
     assert!(!rows.is_empty());
-    assert!(b.text("#possible-best").await.contains("comparisons"));
+    let first = &contenders[0];
+    let row = rows[0].text().await.unwrap();
+    assert!(row.starts_with(first["ranker"].as_str().unwrap()), "{row}");
+    let rival = first["missing"][0]["rival"].as_str().unwrap();
+    assert!(row.contains(&format!("{rival}: ")), "{row}");
     assert!(b.text("#self-duels").await.contains("no evidence"));
     assert!(
         b.text("#decision-rules")

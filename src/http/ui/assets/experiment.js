@@ -39,6 +39,8 @@
   }
 
   const pct = (x) => (x * 100).toFixed(1) + "%";
+  const ROWS_SHOWN = 8;
+  const RIVALS_SHOWN = 3;
   const about = (n) => (n === null || n === undefined ? null : "about " + number(n));
 
   // The decision: decided or not, who may still be best and what evidence is missing.
@@ -62,24 +64,26 @@
       more.append(need ? `Roughly ${need} more outcomes should decide it, if the rankers keep playing as they have.`
         : "Not enough evidence yet to estimate how many more outcomes a decision needs.");
     }
+    // The leaders only (the API lists the closest to a decision first), each with its
+    // closest calls: a 136-ranker experiment starts with every ranker lacking everything.
     const tbody = clear(document.querySelector("#possible-best tbody"));
-    document.getElementById("possible-best").hidden = dec.decided || dec.possible_best.length === 0;
-    if (!dec.decided) {
-      for (const c of dec.possible_best) {
-        const items = c.missing.map((m) => {
-          const need = about(m.outcomes_needed);
-          return `${m.rival}: ${pct(m.preference)} [${pct(m.lower)}, ${pct(m.upper)}] from ${number(m.comparisons)} comparisons` +
-            (need ? `, ${need} more` : "");
-        });
-        if (c.missing_total > c.missing.length) items.push(`and ${number(c.missing_total - c.missing.length)} more rivals`);
-        tbody.append(el("tr", { dataset: { ranker: c.ranker } },
-          el("td", { className: "ranker" }, c.ranker),
-          el("td", null, items.length ? items.join("; ") : "nothing: only the others' evidence is missing")));
-      }
+    const shown = dec.decided ? [] : dec.possible_best.slice(0, ROWS_SHOWN);
+    document.getElementById("possible-best").hidden = shown.length === 0;
+    for (const c of shown) {
+      const calls = c.missing.slice(0, RIVALS_SHOWN).map((m) => {
+        if (m.comparisons === 0) return `${m.rival}: never compared`;
+        const need = about(m.outcomes_needed);
+        return `${m.rival}: ${pct(m.preference)} [${pct(m.lower)}, ${pct(m.upper)}] from ${number(m.comparisons)}` +
+          (need ? `, ${need} more` : "");
+      });
+      tbody.append(el("tr", { dataset: { ranker: c.ranker } },
+        el("td", { className: "ranker" }, c.ranker),
+        el("td", { className: "num" }, number(c.missing_total)),
+        el("td", null, calls.length ? calls.join("; ") : "none: it waits on its rivals' evidence")));
     }
-    const cut = dec.decided ? "" : dec.possible_best_total > dec.possible_best.length
-      ? `Showing ${dec.possible_best.length} of the ${number(dec.possible_best_total)} rankers that may still be best.` : "";
-    clear(document.getElementById("possible-best-more")).append(cut);
+    const total = dec.possible_best_total;
+    clear(document.getElementById("possible-best-more")).append(!dec.decided && total > shown.length
+      ? `The ${shown.length} closest to a decision of the ${number(total)} rankers that may still be best.` : "");
     const rules = [`Error probability ${s.delta}, indifference margin ${s.epsilon}; confirmation duels ` +
       (s.confirmation ? `on (at most ${pct(s.max_confirmation_share)} of duels).` : "off.")];
     rules.push(d.stop_rule ? `Concludes itself once decided and at least ${number(d.stop_rule.min_outcomes)} outcomes are applied.`
