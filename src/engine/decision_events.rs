@@ -152,3 +152,41 @@ fn body(snap: &Snapshot, decision: &Decision, event: Event, id: Uuid) -> String 
     })
     .to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bandit::DecisionKind;
+
+    fn decision(decided: bool, winners: &[usize]) -> Decision {
+        Decision {
+            decided,
+            kind: DecisionKind::Condorcet,
+            champion: if decided && winners.len() == 1 {
+                Some(winners[0])
+            } else {
+                None
+            },
+            winners: winners.to_vec(),
+            possible_best: Vec::new(),
+            outcomes_needed: None,
+        }
+    }
+
+    #[test]
+    fn events_follow_the_decision() {
+        let open = decision(false, &[]);
+        let a = decision(true, &[0]);
+        let b = decision(true, &[2]);
+        let copeland = decision(true, &[0, 2]);
+        let none: Vec<Event> = Vec::new();
+        assert_eq!(decision_events(&open, &open), none);
+        assert_eq!(decision_events(&open, &a), [Event::Decided]);
+        assert_eq!(decision_events(&a, &a), none);
+        assert_eq!(decision_events(&a, &b), [Event::ChampionChanged]);
+        assert_eq!(decision_events(&a, &copeland), [Event::ChampionChanged]);
+        // Undecided again announces nothing; deciding afresh is `decided` again.
+        assert_eq!(decision_events(&a, &open), none);
+        assert_eq!(decision_events(&open, &b), [Event::Decided]);
+    }
+}

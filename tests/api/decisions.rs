@@ -512,3 +512,26 @@ async fn bad_decision_settings_stop_rules_and_webhooks_are_422_and_change_nothin
         (Value::Null, Value::Null)
     );
 }
+
+#[tokio::test]
+async fn two_replicas_deliver_each_event_once() {
+    let db = postgres::fresh_database().await;
+    let (receiver, url) = Receiver::start(0).await;
+    let a = http_server::spawn_app_with(&db, "", fast_webhooks()).await;
+    let b = http_server::spawn_app_with(&db, "", fast_webhooks()).await;
+    // Both replicas poll the same outbox every 20 ms; every event is claimed by one of them.
+    for i in 0..10 {
+        conclude_with_webhook(if i % 2 == 0 { &a } else { &b }, &url).await;
+    }
+    eventually("ten deliveries", Duration::from_secs(10), || {
+        let n = receiver.delivered().len();
+        async move { n >= 10 }
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let got = receiver.got();
+    let ids: HashSet<&str> = got.iter().map(|r| r.event_id.as_str()).collect();
+    assert_eq!((got.len(), ids.len()), (10, 10), "{got:?}");
+    a.stop().await;
+    b.stop().await;
+}
