@@ -10,7 +10,7 @@ use std::any::Any;
 use std::sync::{Arc, OnceLock};
 
 use crate::bandit::{Arm, BanditState};
-use crate::bandit::{ChampionReport, PreferenceEstimate, estimate_preference};
+use crate::bandit::{ChampionReport, Decision, PreferenceEstimate, estimate_preference};
 
 /// Largest experiment (in active rankers) whose whole estimated matrix is computed.
 pub const MAX_MATRIX_RANKERS: usize = 1000;
@@ -34,6 +34,7 @@ impl Estimates {
 #[derive(Default)]
 pub struct Derived {
     champion: OnceLock<ChampionReport>,
+    decision: OnceLock<Decision>,
     estimates: OnceLock<Option<Arc<Estimates>>>,
     /// Whatever a reader rendered from this version (its type is the reader's business).
     rendering: OnceLock<Arc<dyn Any + Send + Sync>>,
@@ -43,6 +44,7 @@ impl std::fmt::Debug for Derived {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Derived")
             .field("champion", &self.champion)
+            .field("decision", &self.decision)
             .field("estimates", &self.estimates)
             .field("rendered", &self.rendering.get().is_some())
             .finish()
@@ -60,6 +62,10 @@ impl Clone for Derived {
 impl Derived {
     pub fn champion(&self, state: &BanditState) -> &ChampionReport {
         self.champion.get_or_init(|| state.champion())
+    }
+
+    pub fn decision(&self, state: &BanditState) -> &Decision {
+        self.decision.get_or_init(|| state.decision())
     }
 
     /// The rendering `make` builds, made once per version. One type of rendering per snapshot:

@@ -30,7 +30,7 @@ pub struct IssuedDuel {
 
 impl Engine {
     /// Chooses the next duel of a running experiment. A paused experiment refuses; a concluded
-    /// one answers its champion without a token (on both sides of a pairwise duel, alone for a
+    /// one answers its (decided) champion without a token (on both sides of a pairwise duel, alone for a
     /// multi-ranker experiment), so a backend can keep serving the winner with no special case.
     pub async fn issue_duel(&self, id: i64) -> Result<IssuedDuel, EngineError> {
         let snap = self.snapshot(id).await?;
@@ -45,8 +45,14 @@ impl Engine {
                 let k = snap.names.len();
                 let s = snap.clone();
                 let champion = offload::cpu(k, move || {
-                    s.champion()
-                        .ranker
+                    // The decided champion (the first of a decided Copeland set); for an
+                    // experiment concluded before its decision, the champion report's.
+                    let decision = s.decision();
+                    decision
+                        .decided
+                        .then(|| decision.champion.or(decision.winners.first().copied()))
+                        .flatten()
+                        .or(s.champion().ranker)
                         .or_else(|| s.state.active.iter().position(|a| *a))
                 })
                 .await

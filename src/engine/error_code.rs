@@ -72,6 +72,12 @@ error_codes! {
     MatrixTooLarge = "matrix_too_large", Some(422);
     /// A `browser_clicks` origin that is not `scheme://host[:port]` as browsers send it.
     InvalidOrigin = "invalid_origin", Some(422);
+    /// `decision` settings out of range (delta, epsilon, the confirmation share).
+    InvalidDecisionSettings = "invalid_decision_settings", Some(422);
+    /// A `stop_rule` out of range.
+    InvalidStopRule = "invalid_stop_rule", Some(422);
+    /// A `webhook` whose URL cannot be posted to or whose secret is too short.
+    InvalidWebhook = "invalid_webhook", Some(422);
 
     // Duels, interleavings, clicks and outcomes.
     InvalidToken = "invalid_token", Some(400);

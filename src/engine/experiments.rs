@@ -6,15 +6,21 @@ use rand::{Rng, SeedableRng};
 use serde::Deserialize;
 use std::collections::HashSet;
 
-use crate::bandit::{BanditRng, BanditState, PolicySpec, TieRule, multi_ranker_policies};
+use crate::bandit::{
+    BanditRng, BanditState, DecisionSettings, PolicySpec, TieRule, multi_ranker_policies,
+};
 use crate::store::{self, experiments};
 
 use super::browser_clicks::BrowserClicks;
+use super::decision_events;
+use super::decision_settings::DecisionSettingsInput;
 use super::interleaving_config::{InterleavingConfig, InterleavingSpec};
 use super::json_words::in_json_words;
 use super::outcomes::TIE;
 use super::snapshot::{PersistedPolicy, Snapshot, Status, tie_rule_str};
-use super::{Engine, EngineError, ErrorCode, memory_budget};
+use super::stop_rule::StopRule;
+use super::webhooks::Webhook;
+use super::{Engine, EngineError, ErrorCode, memory_budget, offload};
 
 pub const MAX_RANKERS: usize = 10_000;
 /// Longest experiment or ranker name, in characters (as JSON Schema's `maxLength` counts).
@@ -57,6 +63,15 @@ pub struct CreateExperiment {
     /// The origins whose pages may post clicks with no API key (off when omitted).
     #[serde(default, deserialize_with = "non_null")]
     pub browser_clicks: Option<BrowserClicks>,
+    /// How the decision is made; omitted settings take their defaults.
+    #[serde(default, deserialize_with = "non_null")]
+    pub decision: Option<DecisionSettingsInput>,
+    /// Conclude once decided (off when omitted).
+    #[serde(default, deserialize_with = "non_null")]
+    pub stop_rule: Option<StopRule>,
+    /// Where decision events are posted (none when omitted).
+    #[serde(default, deserialize_with = "non_null")]
+    pub webhook: Option<Webhook>,
 }
 
 /// `PATCH /v1/experiments/{id}`: any of the settings that may change after creation.
@@ -68,6 +83,25 @@ pub struct PatchExperiment {
     /// Absent: unchanged; `null`: browser clicks off; an object: the new origins.
     #[serde(default, deserialize_with = "non_null")]
     pub browser_clicks: Option<Option<BrowserClicks>>,
+    /// The decision settings to change; the others keep their values.
+    #[serde(default, deserialize_with = "non_null")]
+    pub decision: Option<DecisionSettingsInput>,
+    /// Absent: unchanged; `null`: off; an object: the new rule.
+    #[serde(default, deserialize_with = "non_null")]
+    pub stop_rule: Option<Option<StopRule>>,
+    /// Absent: unchanged; `null`: no webhook; an object: the new URL and secret.
+    #[serde(default, deserialize_with = "non_null")]
+    pub webhook: Option<Option<Webhook>>,
+}
+
+impl PatchExperiment {
+    fn is_empty(&self) -> bool {
+        self.status.is_none()
+            && self.browser_clicks.is_none()
+            && self.decision.is_none()
+            && self.stop_rule.is_none()
+            && self.webhook.is_none()
+    }
 }
 
 fn check_name(what: &str, name: &str) -> Result<(), EngineError> {
@@ -169,12 +203,24 @@ impl Engine {
         if let Some(browser) = &req.browser_clicks {
             browser.validate()?;
         }
+        let decision = req
+            .decision
+            .clone()
+            .unwrap_or_default()
+            .apply_to(DecisionSettings::default())?;
+        if let Some(rule) = &req.stop_rule {
+            rule.validate()?;
+        }
+        if let Some(hook) = &req.webhook {
+            hook.validate()?;
+        }
         let seed = req.seed.unwrap_or_else(|| rand::rng().random::<u64>() >> 1);
         let tie_rule = req.tie_rule.unwrap_or_default();
         let mut rng = BanditRng::seed_from_u64(seed);
-        let state = BanditState::new(&policy, k, tie_rule, &mut rng).map_err(|e| {
+        let mut state = BanditState::new(&policy, k, tie_rule, &mut rng).map_err(|e| {
             EngineError::invalid(ErrorCode::InvalidPolicy, in_json_words(&e.to_string()))
         })?;
+        state.set_decision_settings(decision);
         if rankers_per_query > state.max_rankers_per_query() {
             return Err(EngineError::invalid(
                 ErrorCode::InvalidRankersPerQuery,
@@ -200,48 +246,94 @@ impl Engine {
                 seed: seed as i64,
                 policy_state: PersistedPolicy::to_json(&state),
                 browser_click_origins: req.browser_clicks.as_ref().map(|b| &b.origins[..]),
+                decision: serde_json::to_value(decision).expect("settings serialise"),
+                stop_rule: req
+                    .stop_rule
+                    .map(|r| serde_json::to_value(r).expect("a stop rule serialises")),
+                webhook: req
+                    .webhook
+                    .as_ref()
+                    .map(|w| (w.url.as_str(), w.secret.as_str())),
             },
         )
         .await?;
         self.reload(id).await
     }
 
-    /// Changes an experiment's status, its browser-click origins or both, in one transaction.
+    /// Changes any of an experiment's status, browser-click origins, decision settings, stop rule
+    /// and webhook, in one transaction: everything is checked before anything is written, and a
+    /// refusal changes nothing.
     pub async fn patch_experiment(
         &self,
         id: i64,
         patch: PatchExperiment,
     ) -> Result<std::sync::Arc<Snapshot>, EngineError> {
-        if patch.status.is_none() && patch.browser_clicks.is_none() {
+        if patch.is_empty() {
             return Err(EngineError::invalid(
                 ErrorCode::InvalidBody,
-                "give `status`, `browser_clicks` or both",
+                "give at least one of `status`, `browser_clicks`, `decision`, `stop_rule` and `webhook`",
             ));
         }
         if let Some(Some(browser)) = &patch.browser_clicks {
             browser.validate()?;
         }
+        if let Some(Some(rule)) = &patch.stop_rule {
+            rule.validate()?;
+        }
+        if let Some(Some(hook)) = &patch.webhook {
+            hook.validate()?;
+        }
         let mut tx = self.pool.begin().await.map_err(store::StoreError::from)?;
         experiments::lock_state(&mut tx, id)
             .await?
             .ok_or(EngineError::UnknownExperiment(id))?;
-        let current = experiments::get(&mut *tx, id)
+        let stored = store::state::load(&mut tx, id)
             .await?
             .ok_or(EngineError::UnknownExperiment(id))?;
+        let k = stored.rankers.len();
+        let mut snap = offload::cpu(k, move || Snapshot::from_stored(stored)).await?;
+        let was = snap.status;
         if let Some(status) = patch.status {
-            if current.status == "concluded" && status != Status::Concluded {
+            if was == Status::Concluded && status != Status::Concluded {
                 return Err(EngineError::conflict(
                     ErrorCode::ExperimentConcluded,
                     "a concluded experiment cannot be resumed; create a new experiment",
                 ));
             }
             experiments::set_status(&mut tx, id, status.as_str()).await?;
+            snap.status = status;
         }
         if let Some(browser) = &patch.browser_clicks {
             let origins = browser.as_ref().map(|b| &b.origins[..]);
             experiments::set_browser_click_origins(&mut tx, id, origins).await?;
         }
-        experiments::bump_version(&mut tx, id, None).await?;
+        let mut policy_state = None;
+        if let Some(input) = &patch.decision {
+            let settings = input.apply_to(snap.decision_settings)?;
+            if was == Status::Concluded && settings != snap.decision_settings {
+                return Err(EngineError::conflict(
+                    ErrorCode::ExperimentConcluded,
+                    "a concluded experiment's decision settings cannot change: its decision is final",
+                ));
+            }
+            let value = serde_json::to_value(settings).expect("settings serialise");
+            experiments::set_decision(&mut tx, id, &value).await?;
+            snap.state.set_decision_settings(settings);
+            snap.decision_settings = settings;
+            policy_state = Some(PersistedPolicy::to_json(&snap.state));
+        }
+        if let Some(rule) = &patch.stop_rule {
+            let value = rule.map(|r| serde_json::to_value(r).expect("a stop rule serialises"));
+            experiments::set_stop_rule(&mut tx, id, value.as_ref()).await?;
+            snap.stop_rule = *rule;
+        }
+        if let Some(hook) = &patch.webhook {
+            let target = hook.as_ref().map(|w| (w.url.as_str(), w.secret.as_str()));
+            experiments::set_webhook(&mut tx, id, target).await?;
+            snap.webhook_url = hook.as_ref().map(|w| w.url.clone());
+        }
+        decision_events::after_patch(&mut tx, was, &mut snap).await?;
+        experiments::bump_version(&mut tx, id, policy_state.as_ref()).await?;
         tx.commit().await.map_err(store::StoreError::from)?;
         self.reload(id).await
     }

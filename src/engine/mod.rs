@@ -5,6 +5,8 @@
 pub mod browser_clicks;
 pub mod cache;
 pub mod db_health;
+pub mod decision_events;
+pub mod decision_settings;
 pub mod derived;
 pub mod duels;
 pub mod error;
@@ -22,7 +24,9 @@ pub mod retention;
 pub mod set_result;
 pub mod snapshot;
 pub mod stats;
+pub mod stop_rule;
 pub mod token;
+pub mod webhooks;
 pub mod writer;
 
 pub use cache::Cache;
@@ -54,6 +58,8 @@ pub struct EngineOptions {
     /// Least time between two flushes of the duel counts (checked every [`REFRESH_INTERVAL`]).
     /// Not a `joust serve` setting: tests shorten it to see the counts soon.
     pub duel_count_flush_interval: Duration,
+    /// How webhook events are retried, and how often the outbox is polled.
+    pub webhooks: webhooks::RetryPolicy,
 }
 
 impl Default for EngineOptions {
@@ -62,6 +68,7 @@ impl Default for EngineOptions {
             history_interval: history::DEFAULT_INTERVAL,
             metrics_max_experiments: stats::DEFAULT_MAX_EXPERIMENTS,
             duel_count_flush_interval: FLUSH_INTERVAL,
+            webhooks: webhooks::RetryPolicy::default(),
         }
     }
 }
@@ -125,6 +132,10 @@ impl Engine {
             tracing::warn!(error = %e, "could not read the browser-click origins at startup");
         }
         tokio::spawn(refresh_loop(Arc::downgrade(&engine)));
+        tokio::spawn(webhooks::delivery::run(
+            Arc::downgrade(&engine),
+            engine.options.webhooks.clone(),
+        ));
         Ok(engine)
     }
 

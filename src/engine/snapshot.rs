@@ -5,13 +5,14 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::bandit::ChampionReport;
 use crate::bandit::{AnyPolicy, Arm, BanditState, PolicySpec, TieRule, WinMatrix};
+use crate::bandit::{ChampionReport, Decision, DecisionSettings};
 use crate::store::state::StoredExperiment;
 
 use super::EngineError;
 use super::derived::{Derived, Estimates};
 use super::interleaving_config::InterleavingConfig;
+use super::stop_rule::StopRule;
 
 /// The lifecycle of an experiment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,6 +88,12 @@ pub struct Snapshot {
     /// The origins whose pages may post this experiment's clicks with no API key; `None` when
     /// browser clicks are off ([`super::browser_clicks`]).
     pub browser_click_origins: Option<Arc<[String]>>,
+    /// How the decision is made (also in the bandit state, which selects with them).
+    pub decision_settings: DecisionSettings,
+    /// When set, the experiment concludes itself once decided ([`super::decision_events`]).
+    pub stop_rule: Option<StopRule>,
+    /// Where its events are posted (the secret stays in the database).
+    pub webhook_url: Option<String>,
     /// Shared between versions: the writer clones a snapshot for every group of outcomes, and
     /// the names only change when a ranker is added (which reloads the snapshot).
     pub names: Arc<[String]>,
@@ -135,6 +142,16 @@ impl Snapshot {
             decision: Default::default(),
         };
         state.check_version().map_err(|err| bad(err.to_string()))?;
+        // Every replica selects with the experiment's decision settings (the confirmation layer).
+        let decision_settings = super::decision_settings::from_stored(e.decision.as_ref())
+            .map_err(|err| bad(format!("decision settings: {err}")))?;
+        state.set_decision_settings(decision_settings);
+        let stop_rule: Option<StopRule> = e
+            .stop_rule
+            .clone()
+            .map(serde_json::from_value)
+            .transpose()
+            .map_err(|err| bad(format!("stop rule: {err}")))?;
         // Caches are not persisted: rebuild them once here rather than on every selection.
         state.warm();
         let names: Vec<String> = s.rankers.iter().map(|r| r.name.clone()).collect();
@@ -154,6 +171,9 @@ impl Snapshot {
             seed: e.seed,
             created_at: e.created_at,
             browser_click_origins: e.browser_click_origins.clone().map(Into::into),
+            decision_settings,
+            stop_rule,
+            webhook_url: e.webhook_url.clone(),
             names: names.into(),
             by_name: Arc::new(by_name),
             state,
@@ -168,6 +188,11 @@ impl Snapshot {
     /// The champion report of this version (computed once).
     pub fn champion(&self) -> &ChampionReport {
         self.derived.champion(&self.state)
+    }
+
+    /// The decision of this version (computed once): decided or not, and what is missing.
+    pub fn decision(&self) -> &Decision {
+        self.derived.decision(&self.state)
     }
 
     /// A rendering of this version that a reader builds once and reuses (see

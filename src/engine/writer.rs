@@ -23,6 +23,7 @@ use crate::bandit::{Arm, BanditRng, BanditState, Outcome, Pair};
 use crate::store::outcomes::{self, OutcomeRow, Recorded};
 use crate::store::{self, experiments};
 
+use super::decision_events;
 use super::history::{self, HistoryClock};
 use super::offload;
 use super::set_result::SetResult;
@@ -293,11 +294,16 @@ async fn write_group(
         // Copying the state, applying the outcomes and serialising the result grow with the
         // number of rankers: off the runtime for a large experiment.
         let batch: Vec<PendingOutcome> = new_items.iter().map(|&i| items[i].clone()).collect();
+        let before = base.clone();
         let (mut snap, applied, ties, policy_state) = offload::cpu(base.names.len(), move || {
             let mut snap = (*base).clone();
             let mut rng = update_rng(snap.seed, version);
             let (applied, ties) = apply(&mut snap.state, batch.iter(), &mut rng)?;
             let policy_state = PersistedPolicy::to_json(&snap.state);
+            // The decisions before and after, computed here off the runtime (they grow with the
+            // number of rankers) and kept by each snapshot for its readers.
+            base.decision();
+            snap.decision();
             Ok::<_, EngineError>((snap, applied, ties, policy_state))
         })
         .await?;
@@ -337,6 +343,8 @@ async fn write_group(
         snap.outcomes_applied += applied;
         snap.ties_applied += ties;
         snap.updated_at = chrono::Utc::now();
+        // The stop rule and the webhook events, in this same transaction.
+        decision_events::after_apply(&mut tx, &before, &mut snap).await?;
         // A history point at most once per interval, in this same transaction.
         if history.claim(id, std::time::Instant::now()) {
             let point = history::point_of(&snap);

@@ -4,6 +4,7 @@
 pub mod access_log;
 pub mod auth;
 pub mod clicks;
+pub mod decision_view;
 pub mod detail_body;
 pub mod duels;
 pub mod error;

@@ -26,6 +26,8 @@ pub struct ExperimentSummary<'a> {
     /// The champion's name, if any, and whether it is confident (computed once per version).
     pub champion: Option<&'a str>,
     pub champion_confident: bool,
+    /// Whether the decision is decided (see the detail view's `decision`).
+    pub decided: bool,
 }
 
 pub fn summary(s: &Snapshot) -> ExperimentSummary<'_> {
@@ -42,6 +44,7 @@ pub fn summary(s: &Snapshot) -> ExperimentSummary<'_> {
         ties_recorded: s.ties_applied,
         champion: report.ranker.map(|a| s.names[a].as_str()),
         champion_confident: report.confident,
+        decided: s.decision().decided,
     }
 }
 
@@ -128,6 +131,11 @@ pub fn detail(s: &Snapshot, duels_issued: i64) -> Value {
         "ties_recorded": s.ties_applied,
         "rankers": rankers(s),
         "champion": champion(s),
+        "decision": super::decision_view::decision(s),
+        "decision_settings": super::decision_view::settings(s),
+        "stop_rule": s.stop_rule,
+        // The URL only: the secret is write-only.
+        "webhook": s.webhook_url.as_deref().map(|url| json!({ "url": url })),
         "matrix_url": format!("/v1/experiments/{}/matrix", s.id),
     })
 }

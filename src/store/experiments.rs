@@ -22,6 +22,12 @@ pub struct ExperimentRow {
     pub created_at: chrono::DateTime<chrono::Utc>,
     /// The origins whose pages may post clicks without a key; `None` when browser clicks are off.
     pub browser_click_origins: Option<Vec<String>>,
+    /// The decision settings; `None` for the defaults.
+    pub decision: Option<Value>,
+    /// `{"min_outcomes": N}`; `None` when the experiment does not conclude itself.
+    pub stop_rule: Option<Value>,
+    /// Where its events are posted; the secret is read only by the delivery task.
+    pub webhook_url: Option<String>,
 }
 
 /// A ranker of an experiment.
@@ -44,6 +50,10 @@ pub struct NewExperiment<'a> {
     pub seed: i64,
     pub policy_state: Value,
     pub browser_click_origins: Option<&'a [String]>,
+    pub decision: Value,
+    pub stop_rule: Option<Value>,
+    /// `(url, secret)`
+    pub webhook: Option<(&'a str, &'a str)>,
 }
 
 pub async fn insert(pool: &PgPool, new: NewExperiment<'_>) -> Result<i64, StoreError> {
@@ -51,8 +61,9 @@ pub async fn insert(pool: &PgPool, new: NewExperiment<'_>) -> Result<i64, StoreE
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO experiments
              (name, status, policy, tie_rule, interleaving, attribution_window_secs, seed,
-              rankers_per_query, browser_click_origins)
-         VALUES ($1, 'running', $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+              rankers_per_query, browser_click_origins, decision, stop_rule, webhook_url,
+              webhook_secret)
+         VALUES ($1, 'running', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
     )
     .bind(new.name)
     .bind(&new.policy)
@@ -62,6 +73,10 @@ pub async fn insert(pool: &PgPool, new: NewExperiment<'_>) -> Result<i64, StoreE
     .bind(new.seed)
     .bind(new.rankers_per_query)
     .bind(new.browser_click_origins)
+    .bind(&new.decision)
+    .bind(&new.stop_rule)
+    .bind(new.webhook.map(|w| w.0))
+    .bind(new.webhook.map(|w| w.1))
     .fetch_one(&mut *tx)
     .await?;
     let idx: Vec<i32> = (0..new.rankers.len() as i32).collect();
@@ -98,11 +113,14 @@ fn experiment_from_row(row: &sqlx::postgres::PgRow) -> Result<ExperimentRow, sql
         seed: row.try_get("seed")?,
         created_at: row.try_get("created_at")?,
         browser_click_origins: row.try_get("browser_click_origins")?,
+        decision: row.try_get("decision")?,
+        stop_rule: row.try_get("stop_rule")?,
+        webhook_url: row.try_get("webhook_url")?,
     })
 }
 
 const EXPERIMENT_COLUMNS: &str = "id, name, status, policy, tie_rule, interleaving, rankers_per_query, attribution_window_secs, \
-     seed, created_at, browser_click_origins";
+     seed, created_at, browser_click_origins, decision, stop_rule, webhook_url";
 
 /// A live (not deleted) experiment.
 pub async fn get<'e, E: sqlx::PgExecutor<'e>>(
@@ -212,6 +230,49 @@ pub async fn set_browser_click_origins(
     sqlx::query("UPDATE experiments SET browser_click_origins = $2 WHERE id = $1")
         .bind(id)
         .bind(origins)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Sets the decision settings (they change how duels are chosen: bump the version).
+pub async fn set_decision(
+    tx: &mut Transaction<'_, Postgres>,
+    id: i64,
+    decision: &Value,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE experiments SET decision = $2 WHERE id = $1")
+        .bind(id)
+        .bind(decision)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Sets the stop rule (`None`: the experiment does not conclude itself).
+pub async fn set_stop_rule(
+    tx: &mut Transaction<'_, Postgres>,
+    id: i64,
+    stop_rule: Option<&Value>,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE experiments SET stop_rule = $2 WHERE id = $1")
+        .bind(id)
+        .bind(stop_rule)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Sets the webhook as `(url, secret)`, or removes it.
+pub async fn set_webhook(
+    tx: &mut Transaction<'_, Postgres>,
+    id: i64,
+    webhook: Option<(&str, &str)>,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE experiments SET webhook_url = $2, webhook_secret = $3 WHERE id = $1")
+        .bind(id)
+        .bind(webhook.map(|w| w.0))
+        .bind(webhook.map(|w| w.1))
         .execute(&mut **tx)
         .await?;
     Ok(())

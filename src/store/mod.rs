@@ -9,6 +9,7 @@ pub mod retention;
 pub mod settings;
 pub mod state;
 pub mod stats;
+pub mod webhooks;
 
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;

@@ -432,3 +432,69 @@ async fn pages_forbid_inline_scripts_and_are_small() {
     );
     app.stop().await;
 }
+
+#[tokio::test]
+async fn the_decision_card_shows_what_is_missing_then_the_decided_champion() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let app = spawn_app().await;
+    let (s, e) = app
+        .post(
+            "/v1/experiments",
+            json!({"name": "decides", "rankers": ["bm25", "bert", XSS], "seed": 3,
+                   "stop_rule": {"min_outcomes": 1000000}}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{e}");
+    let id = e["id"].as_i64().unwrap();
+    let strength = ["bert", XSS, "bm25"];
+    play(&app, id, 20, &strength).await;
+
+    let b = Browser::start(1400, 1000).await;
+    b.goto(&format!("{}/ui/experiments/{id}", app.base)).await;
+    b.wait_for("body[data-loaded]").await;
+    let words = b.text("#decision-text").await;
+    assert!(words.starts_with("Not decided yet"), "{words}");
+    // One row per ranker that may still be best (three here), each naming the rivals it lacks
+    // evidence against; names stay text.
+    let api = app.experiment(id).await;
+    let contenders = api["decision"]["possible_best"].as_array().unwrap();
+    let rows = b.all("#possible-best tbody tr").await;
+    assert_eq!(rows.len(), contenders.len());
+    assert!(!rows.is_empty());
+    let first = &contenders[0];
+    let row = rows[0].text().await.unwrap();
+    assert!(row.starts_with(first["ranker"].as_str().unwrap()), "{row}");
+    let rival = first["missing"][0]["rival"].as_str().unwrap();
+    assert!(row.contains(&format!("{rival}: ")), "{row}");
+    assert!(b.text("#self-duels").await.contains("no evidence"));
+    assert!(
+        b.text("#decision-rules")
+            .await
+            .contains("Concludes itself once decided and at least 1,000,000 outcomes")
+    );
+    assert_eq!(b.js("return window.__xss === undefined").await, true);
+
+    // Until decided (the strongest ranker always wins): the page says so by itself.
+    for _ in 0..40 {
+        play(&app, id, 50, &strength).await;
+        if app.experiment(id).await["decision"]["decided"] == true {
+            break;
+        }
+    }
+    let api = app.experiment(id).await;
+    assert_eq!(api["decision"]["decided"], true, "{}", api["decision"]);
+    b.until(
+        "the page shows the decision",
+        "return document.getElementById('decision-text').textContent.startsWith('Decided')",
+    )
+    .await;
+    let words = b.text("#decision-text").await;
+    assert!(words.contains("bert") && words.contains("95.0%"), "{words}");
+    assert!(b.all("#possible-best tbody tr").await.is_empty());
+    assert!(
+        b.console_errors().await.is_empty(),
+        "{:?}",
+        b.console_errors().await
+    );
+    b.close().await;
+}

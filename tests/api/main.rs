@@ -11,6 +11,7 @@ mod helpers;
 mod browser_clicks;
 mod convergence;
 mod dashboard_browser;
+mod decisions;
 mod experiments;
 mod history_and_etags;
 mod interleavings_and_clicks;

@@ -61,6 +61,10 @@ export interface CreateExperimentInput {
   rankers_per_query?: number;
   /** Needs a server with browser clicks; `null` turns them off. */
   browser_clicks?: BrowserClicksSettings | null;
+  /** Needs a server with decisions: any of the settings (the others default). */
+  decision?: Partial<DecisionSettings>;
+  stop_rule?: StopRule;
+  webhook?: WebhookInput;
 }
 
 export type ChampionBasis =
@@ -75,6 +79,53 @@ export interface Champion {
   copeland_score: number;
   policy_belief: string | null;
   contenders: string[];
+}
+
+/** What a possible best ranker lacks against one rival (docs/api.md, "The decision"). */
+export interface MissingEvidence {
+  rival: string;
+  comparisons: number;
+  preference: number;
+  lower: number;
+  upper: number;
+  outcomes_needed: number | null;
+}
+
+export interface Contender {
+  ranker: string;
+  /** Cut to 16; `missing_total` counts them all. */
+  missing: MissingEvidence[];
+  missing_total: number;
+}
+
+/** Whether joust is sure which ranker is best, at error probability `delta`. */
+export interface Decision {
+  decided: boolean;
+  kind: "condorcet" | "copeland";
+  champion: string | null;
+  winners: string[];
+  /** Closest to a decision first, cut to 32; `possible_best_total` counts them all. */
+  possible_best: Contender[];
+  possible_best_total: number;
+  outcomes_needed: number | null;
+}
+
+export interface DecisionSettings {
+  delta: number;
+  epsilon: number;
+  confirmation: boolean;
+  max_confirmation_share: number;
+}
+
+/** Conclude once decided and at least `min_outcomes` outcomes were applied. */
+export interface StopRule {
+  min_outcomes?: number;
+}
+
+/** Where decision events are posted; the secret keys their signature and is never sent back. */
+export interface WebhookInput {
+  url: string;
+  secret: string;
 }
 
 export interface Ranker {
@@ -113,6 +164,11 @@ export interface Experiment {
   champion: Champion;
   matrix_url: string;
   browser_clicks?: BrowserClicksSettings | null;
+  /** Absent from a server without decisions. */
+  decision?: Decision;
+  decision_settings?: DecisionSettings;
+  stop_rule?: StopRule | null;
+  webhook?: { url: string } | null;
 }
 
 export interface ExperimentSummary {
@@ -127,6 +183,8 @@ export interface ExperimentSummary {
   ties_recorded: number;
   champion: string | null;
   champion_confident: boolean;
+  /** Absent from a server without decisions. */
+  decided?: boolean;
 }
 
 export interface ExperimentPage {

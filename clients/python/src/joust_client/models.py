@@ -304,6 +304,73 @@ class Champion:
 
 
 @dataclass(slots=True, frozen=True)
+class MissingEvidence:
+    """What a possible best ranker lacks against one rival: the estimate that it wins, its
+    anytime-valid bounds, the comparisons so far and roughly how many more are needed."""
+
+    rival: str
+    comparisons: float
+    preference: float
+    lower: float
+    upper: float
+    outcomes_needed: int | None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> MissingEvidence:
+        return cls(
+            data["rival"],
+            data["comparisons"],
+            data["preference"],
+            data["lower"],
+            data["upper"],
+            data["outcomes_needed"],
+        )
+
+
+@dataclass(slots=True, frozen=True)
+class Contender:
+    """A ranker that may still be best, with the evidence it lacks (`missing` is cut to 16)."""
+
+    ranker: str
+    missing: list[MissingEvidence]
+    missing_total: int
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Contender:
+        return cls(
+            data["ranker"],
+            [MissingEvidence.from_json(m) for m in data["missing"]],
+            data["missing_total"],
+        )
+
+
+@dataclass(slots=True, frozen=True)
+class Decision:
+    """Whether joust is sure which ranker is best, at error probability delta (docs/api.md,
+    "The decision"); until then, the rankers that may still be best (cut to 32)."""
+
+    decided: bool
+    kind: str
+    champion: str | None
+    winners: list[str]
+    possible_best: list[Contender]
+    possible_best_total: int
+    outcomes_needed: int | None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Decision:
+        return cls(
+            data["decided"],
+            data["kind"],
+            data["champion"],
+            data["winners"],
+            [Contender.from_json(c) for c in data["possible_best"]],
+            data["possible_best_total"],
+            data["outcomes_needed"],
+        )
+
+
+@dataclass(slots=True, frozen=True)
 class Experiment:
     """An experiment's settings, counts, rankers and champion."""
 
@@ -325,6 +392,11 @@ class Experiment:
     rankers: list[Ranker]
     champion: Champion
     browser_clicks: dict[str, Any] | None = None
+    # None from a server without decisions.
+    decision: Decision | None = None
+    decision_settings: dict[str, Any] | None = None
+    stop_rule: dict[str, Any] | None = None
+    webhook: dict[str, Any] | None = None
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Experiment:
@@ -347,6 +419,10 @@ class Experiment:
             [Ranker.from_json(r) for r in data["rankers"]],
             Champion.from_json(data["champion"]),
             data.get("browser_clicks"),
+            Decision.from_json(data["decision"]) if data.get("decision") else None,
+            data.get("decision_settings"),
+            data.get("stop_rule"),
+            data.get("webhook"),
         )
 
 
@@ -365,6 +441,8 @@ class ExperimentSummary:
     ties_recorded: int
     champion: str | None
     champion_confident: bool
+    # False from a server without decisions.
+    decided: bool = False
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ExperimentSummary:
@@ -380,6 +458,7 @@ class ExperimentSummary:
             data["ties_recorded"],
             data["champion"],
             data["champion_confident"],
+            data.get("decided", False),
         )
 
 

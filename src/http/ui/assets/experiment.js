@@ -1,4 +1,4 @@
-// One experiment: champion in words, leaderboard, preference heatmap, history charts,
+// One experiment: champion in words, the decision, leaderboard, preference heatmap, history charts,
 // contenders and interleaving settings; admin actions for admin keys. Refreshes itself.
 "use strict";
 
@@ -36,6 +36,60 @@
       bits.push(`${number(d.outcomes_applied)} outcomes, ${number(d.ties_recorded)} ties, ${number(d.duels_issued)} duels issued.`);
     }
     more.append(bits.join(" "));
+  }
+
+  const pct = (x) => (x * 100).toFixed(1) + "%";
+  const ROWS_SHOWN = 8;
+  const RIVALS_SHOWN = 3;
+  const about = (n) => (n === null || n === undefined ? null : "about " + number(n));
+
+  // The decision: decided or not, who may still be best and what evidence is missing.
+  function decision(d) {
+    const dec = d.decision;
+    const s = d.decision_settings;
+    const level = `${pct(1 - s.delta)}`;
+    const text = clear(document.getElementById("decision-text"));
+    const more = clear(document.getElementById("decision-detail"));
+    if (dec.decided && dec.champion !== null) {
+      text.append("Decided: ", el("strong", { className: "ranker" }, dec.champion),
+        s.epsilon > 0
+          ? ` is the best ranker: with probability at least ${level}, no ranker beats it by more than ${pct(s.epsilon)}.`
+          : ` is the best ranker: with probability at least ${level}, it beats every other active ranker.`);
+    } else if (dec.decided) {
+      text.append(`Decided: no ranker beats all others; with probability at least ${level} the best are the Copeland set `,
+        el("strong", { className: "ranker" }, dec.winners.join(", ")), ".");
+    } else {
+      text.append(`Not decided yet: ${number(dec.possible_best_total)} ranker${dec.possible_best_total === 1 ? "" : "s"} may still be best.`);
+      const need = about(dec.outcomes_needed);
+      more.append(need ? `Roughly ${need} more outcomes should decide it, if the rankers keep playing as they have.`
+        : "Not enough evidence yet to estimate how many more outcomes a decision needs.");
+    }
+    // The leaders only (the API lists the closest to a decision first), each with its
+    // closest calls: a 136-ranker experiment starts with every ranker lacking everything.
+    const tbody = clear(document.querySelector("#possible-best tbody"));
+    const shown = dec.decided ? [] : dec.possible_best.slice(0, ROWS_SHOWN);
+    document.getElementById("possible-best").hidden = shown.length === 0;
+    for (const c of shown) {
+      const calls = c.missing.slice(0, RIVALS_SHOWN).map((m) => {
+        if (m.comparisons === 0) return `${m.rival}: never compared`;
+        const need = about(m.outcomes_needed);
+        return `${m.rival}: ${pct(m.preference)} [${pct(m.lower)}, ${pct(m.upper)}] from ${number(m.comparisons)}` +
+          (need ? `, ${need} more` : "");
+      });
+      tbody.append(el("tr", { dataset: { ranker: c.ranker } },
+        el("td", { className: "ranker" }, c.ranker),
+        el("td", { className: "num" }, number(c.missing_total)),
+        el("td", null, calls.length ? calls.join("; ") : "none: it waits on its rivals' evidence")));
+    }
+    const total = dec.possible_best_total;
+    clear(document.getElementById("possible-best-more")).append(!dec.decided && total > shown.length
+      ? `The ${shown.length} closest to a decision of the ${number(total)} rankers that may still be best.` : "");
+    const rules = [`Error probability ${s.delta}, indifference margin ${s.epsilon}; confirmation duels ` +
+      (s.confirmation ? `on (at most ${pct(s.max_confirmation_share)} of duels).` : "off.")];
+    rules.push(d.stop_rule ? `Concludes itself once decided and at least ${number(d.stop_rule.min_outcomes)} outcomes are applied.`
+      : "Does not conclude itself.");
+    if (d.webhook) rules.push(`Events are posted to ${d.webhook.url}.`);
+    clear(document.getElementById("decision-rules")).append(rules.join(" "));
   }
 
   function meta(d) {
@@ -148,6 +202,7 @@
       matrix = m.body;
       meta(detail);
       championText(detail);
+      decision(detail);
       leaderboard(detail, matrix, admin);
       document.getElementById("actions").hidden = !admin;
       contenders(detail);

@@ -1,4 +1,5 @@
-// The list page: every experiment with its status, policy, size, outcomes and champion.
+// The list page: every experiment with its status, policy, size, outcomes, champion and
+// whether its decision is decided.
 "use strict";
 
 (() => {
@@ -18,10 +19,10 @@
     if (!changed && document.body.dataset.loaded) return;
     const tbody = clear(document.querySelector("#experiments tbody"));
     for (const e of items) {
+      const verdict = e.decided ? "decided" : e.champion_confident ? "confident, not decided" : "not decided";
       const champion = e.champion === null ? el("span", { className: "muted" }, "none yet") :
         el("span", null, e.champion, " ",
-          el("span", { className: e.champion_confident ? "badge good" : "badge" },
-            e.champion_confident ? "confident" : "not yet confident"));
+          el("span", { className: e.decided ? "badge good" : "badge" }, verdict));
       tbody.append(el("tr", { dataset: { id: e.id } },
         el("td", null, el("a", { href: "/ui/experiments/" + e.id }, e.name), " ",
           el("span", { className: "muted" }, "#" + e.id)),

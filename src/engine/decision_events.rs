@@ -1,0 +1,192 @@
+//! What a change of an experiment's decision causes, in the transaction of the change: the stop
+//! rule (conclude once decided, with enough outcomes) and the webhook events (`decided`,
+//! `champion_changed`, `concluded`) written into the outbox. The outcome writer calls
+//! [`after_apply`] once per experiment and group of outcomes; the PATCH of an experiment calls
+//! [`after_patch`].
+//!
+//! Writing the events in the same transaction as the state change means an event exists exactly
+//! when its change committed: nothing is announced that did not happen, and nothing that happened
+//! goes unannounced, whatever crashes. Delivery is the background task's job
+//! ([`super::webhooks::delivery`]).
+
+use serde_json::json;
+use sqlx::{Postgres, Transaction};
+use uuid::Uuid;
+
+use crate::bandit::Decision;
+use crate::store::{experiments, webhooks};
+
+use super::snapshot::{Snapshot, Status};
+use super::{EngineError, now_ms};
+
+/// The events of an experiment's decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// The decision became decided.
+    Decided,
+    /// A decided decision now names another champion (or another Copeland set).
+    ChampionChanged,
+    /// The experiment concluded (by its stop rule or by a PATCH).
+    Concluded,
+}
+
+impl Event {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Event::Decided => "decided",
+            Event::ChampionChanged => "champion_changed",
+            Event::Concluded => "concluded",
+        }
+    }
+}
+
+/// The events between two decisions of one experiment (before and after some outcomes).
+pub fn decision_events(before: &Decision, after: &Decision) -> Vec<Event> {
+    match (before.decided, after.decided) {
+        (false, true) => vec![Event::Decided],
+        (true, true) if before.winners != after.winners => vec![Event::ChampionChanged],
+        _ => Vec::new(),
+    }
+}
+
+/// After outcomes were applied to `before`, giving `after` (same transaction, not committed):
+/// writes the decision's events and, when the stop rule asks, concludes the experiment (setting
+/// `after.status`) and writes `concluded`. A concluded experiment is final: outcomes that still
+/// arrive for it (from duels issued before) change no status and announce nothing.
+pub async fn after_apply(
+    tx: &mut Transaction<'_, Postgres>,
+    before: &Snapshot,
+    after: &mut Snapshot,
+) -> Result<(), EngineError> {
+    if before.status == Status::Concluded {
+        return Ok(());
+    }
+    let decision = after.decision().clone();
+    let mut events = decision_events(before.decision(), &decision);
+    let stop = after
+        .stop_rule
+        .is_some_and(|rule| rule.concludes(decision.decided, after.outcomes_applied));
+    if stop && after.status != Status::Concluded {
+        experiments::set_status(tx, after.id, Status::Concluded.as_str()).await?;
+        after.status = Status::Concluded;
+        events.push(Event::Concluded);
+        metrics::counter!("joust_experiments_concluded_by_stop_rule_total").increment(1);
+    }
+    enqueue(tx, after, &decision, &events).await
+}
+
+/// After a PATCH changed an experiment (same transaction, not committed; `after` is the new
+/// state and `was` the status before): a stop rule that the experiment already satisfies
+/// concludes it now, and a conclusion (asked for, or by the rule) writes `concluded`.
+pub async fn after_patch(
+    tx: &mut Transaction<'_, Postgres>,
+    was: Status,
+    after: &mut Snapshot,
+) -> Result<(), EngineError> {
+    if was == Status::Concluded {
+        return Ok(());
+    }
+    let decision = after.decision().clone();
+    let stop = after
+        .stop_rule
+        .is_some_and(|rule| rule.concludes(decision.decided, after.outcomes_applied));
+    if stop && after.status != Status::Concluded {
+        experiments::set_status(tx, after.id, Status::Concluded.as_str()).await?;
+        after.status = Status::Concluded;
+    }
+    if after.status == Status::Concluded {
+        enqueue(tx, after, &decision, &[Event::Concluded]).await?;
+    }
+    Ok(())
+}
+
+/// Writes `events` into the outbox when the experiment has a webhook.
+async fn enqueue(
+    tx: &mut Transaction<'_, Postgres>,
+    snap: &Snapshot,
+    decision: &Decision,
+    events: &[Event],
+) -> Result<(), EngineError> {
+    if events.is_empty() || snap.webhook_url.is_none() {
+        return Ok(());
+    }
+    let bodies: Vec<(Uuid, Event, String)> = events
+        .iter()
+        .map(|&e| {
+            let id = uuid::Builder::from_random_bytes(rand::random()).into_uuid();
+            (id, e, body(snap, decision, e, id))
+        })
+        .collect();
+    let rows: Vec<webhooks::NewEvent> = bodies
+        .iter()
+        .map(|(id, e, body)| webhooks::NewEvent {
+            event_id: *id,
+            experiment_id: snap.id,
+            event: e.as_str(),
+            body,
+        })
+        .collect();
+    webhooks::enqueue(tx, &rows).await?;
+    for e in events {
+        metrics::counter!("joust_webhook_events_total", "event" => e.as_str()).increment(1);
+    }
+    Ok(())
+}
+
+/// The JSON an event posts.
+fn body(snap: &Snapshot, decision: &Decision, event: Event, id: Uuid) -> String {
+    let name = |a: usize| snap.names[a].as_str();
+    let at = chrono::DateTime::from_timestamp_millis(now_ms()).unwrap_or_default();
+    json!({
+        "event_id": id.to_string(),
+        "event": event.as_str(),
+        "experiment_id": snap.id,
+        "experiment_name": snap.name,
+        "at": at,
+        "status": snap.status.as_str(),
+        "decided": decision.decided,
+        "kind": decision.kind,
+        "champion": decision.champion.map(name),
+        "winners": decision.winners.iter().map(|&a| name(a)).collect::<Vec<_>>(),
+        "outcomes_applied": snap.outcomes_applied,
+    })
+    .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bandit::DecisionKind;
+
+    fn decision(decided: bool, winners: &[usize]) -> Decision {
+        Decision {
+            decided,
+            kind: DecisionKind::Condorcet,
+            champion: if decided && winners.len() == 1 {
+                Some(winners[0])
+            } else {
+                None
+            },
+            winners: winners.to_vec(),
+            possible_best: Vec::new(),
+            outcomes_needed: None,
+        }
+    }
+
+    #[test]
+    fn events_follow_the_decision() {
+        let open = decision(false, &[]);
+        let a = decision(true, &[0]);
+        let b = decision(true, &[2]);
+        let copeland = decision(true, &[0, 2]);
+        let none: Vec<Event> = Vec::new();
+        assert_eq!(decision_events(&open, &open), none);
+        assert_eq!(decision_events(&open, &a), [Event::Decided]);
+        assert_eq!(decision_events(&a, &a), none);
+        assert_eq!(decision_events(&a, &b), [Event::ChampionChanged]);
+        assert_eq!(decision_events(&a, &copeland), [Event::ChampionChanged]);
+        // Undecided again announces nothing; deciding afresh is `decided` again.
+        assert_eq!(decision_events(&a, &open), none);
+        assert_eq!(decision_events(&open, &b), [Event::Decided]);
+    }
+}

@@ -1,0 +1,18 @@
+//! Webhooks: an experiment may register a URL that receives its decision events (`decided`,
+//! `champion_changed`, `concluded`) as signed JSON.
+//!
+//! - [`setting`]: the `webhook` setting of an experiment and its validation.
+//! - [`signature`]: the HMAC-SHA256 signature header a receiver verifies.
+//! - [`delivery`]: the background task that posts pending events from the outbox, with retries,
+//!   exponential backoff and jitter.
+//!
+//! Events are written into the outbox (`webhook_deliveries`) by
+//! [`super::decision_events`] in the transaction of the change that caused them, so an event
+//! exists exactly when its change committed, and delivery never runs on a request's path.
+
+pub mod delivery;
+pub mod setting;
+pub mod signature;
+
+pub use delivery::RetryPolicy;
+pub use setting::Webhook;
