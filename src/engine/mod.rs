@@ -264,6 +264,12 @@ impl Engine {
                 Some(&v) if v > cached => {
                     self.reload(id).await?;
                 }
+                // Only after Postgres lost its last asynchronously committed applications in a
+                // crash: the database is the truth, so the cache goes back to it.
+                Some(&v) if v < cached => {
+                    self.cache.remove(id);
+                    self.reload(id).await?;
+                }
                 Some(_) => {}
             }
         }

@@ -379,7 +379,7 @@ impl Applier {
         };
         let k = stored.rankers.len();
         let snap = offload::cpu(k, move || Snapshot::from_stored(stored)).await?;
-        self.cache.put(snap);
+        self.cache.replace(snap);
         Ok(self.cache.get(self.id))
     }
 }

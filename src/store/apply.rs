@@ -121,6 +121,15 @@ pub async fn write_state(
     Ok(version)
 }
 
+/// Lets the transaction commit without waiting for its WAL to reach the disk (see
+/// `engine::apply` for why an application may).
+pub async fn commit_without_flush(tx: &mut Transaction<'_, Postgres>) -> Result<(), StoreError> {
+    sqlx::query("SET LOCAL synchronous_commit = off")
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
 /// Namespace of joust's advisory locks (the first key of the two-key form): "jous".
 const LOCK_NAMESPACE: i32 = 0x6a6f_7573;
 
