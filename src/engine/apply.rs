@@ -57,11 +57,14 @@ pub async fn apply_outcomes(
     // A history point at most once per interval, written with the state.
     let with_point = history.claim(id, std::time::Instant::now());
     // Everything that grows with the number of rankers happens here, before the transaction and
-    // off the runtime for a large experiment: copying the state, applying the outcomes,
+    // off the runtime for a large experiment or a large group of rows: copying the state, applying the outcomes,
     // serialising the result and the history point's champion report. The transaction then only
     // writes, so it stays short however large the experiment (while it runs it holds back the
     // horizon below which every experiment's outcomes are applied).
-    let (snap, counted, policy_state, point) = offload::cpu(base.names.len(), move || {
+    // The work also grows with the rows: a backlog of thousands after a burst of batches must not
+    // hold an async worker that serves requests, so a large group goes to the blocking pool too.
+    let size = base.names.len().max(rows.len());
+    let (snap, counted, policy_state, point) = offload::cpu(size, move || {
         let mut snap = (*base).clone();
         let mut rng = update_rng(snap.seed, snap.version);
         let counted = apply(&mut snap.state, &rows, &mut rng);
