@@ -42,6 +42,9 @@ impl Engine {
                 ));
             }
             Status::Concluded => {
+                // The champion is a read of the counts: it reflects the outcomes this replica
+                // acknowledged, as the experiment's view does.
+                let snap = self.owners.await_applied(snap.clone()).await;
                 let k = snap.names.len();
                 let s = snap.clone();
                 let champion = offload::cpu(k, move || {

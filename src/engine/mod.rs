@@ -2,6 +2,7 @@
 //! pipeline, and refresh from Postgres (the only source of truth) when another replica changed
 //! something. HTTP handlers call one function here per request.
 
+pub mod apply;
 pub mod browser_clicks;
 pub mod cache;
 pub mod db_health;
@@ -20,6 +21,7 @@ pub mod memory_budget;
 pub mod non_null;
 pub mod offload;
 pub mod outcomes;
+pub mod owners;
 pub mod retention;
 pub mod set_result;
 pub mod snapshot;
@@ -43,7 +45,7 @@ use crate::store::{self, experiments as store_experiments};
 use token::TokenSigner;
 
 /// How often a replica looks for changes made by others. Outcomes applied by this process are
-/// visible at once; those applied by another replica within this interval.
+/// visible as soon as they are applied; those applied by another replica within this interval.
 pub const REFRESH_INTERVAL: Duration = Duration::from_millis(200);
 /// How often duel counts are flushed to the database, by default.
 pub const FLUSH_INTERVAL: Duration = Duration::from_secs(1);
@@ -79,6 +81,8 @@ pub struct Engine {
     cache: Arc<Cache>,
     signer: TokenSigner,
     writer: mpsc::Sender<writer::WriteRequest>,
+    /// The experiments this replica owns and applies outcomes to.
+    owners: Arc<owners::Owners>,
     instance_id: String,
     db: Arc<db_health::DbHealth>,
     /// Per-experiment memory budget in bytes (see [`memory_budget`]).
@@ -111,7 +115,8 @@ impl Engine {
         .await?;
         let cache = Arc::new(Cache::default());
         let history = Arc::new(history::HistoryClock::new(options.history_interval));
-        let writer = writer::spawn(pool.clone(), cache.clone(), history);
+        let owners = owners::Owners::start(pool.clone(), cache.clone(), history);
+        let writer = writer::spawn(pool.clone(), owners.clone());
         let db = Arc::new(db_health::DbHealth::default());
         tokio::spawn(db_health::probe_loop(Arc::downgrade(&db), pool.clone()));
         let engine = Arc::new(Engine {
@@ -120,6 +125,7 @@ impl Engine {
             cache,
             signer: TokenSigner::new(secret.as_bytes()),
             writer,
+            owners,
             instance_id: format!("{:016x}", rand::rng().random::<u64>()),
             db,
             memory_budget: memory_budget::DEFAULT_BUDGET_BYTES.into(),
@@ -183,6 +189,15 @@ impl Engine {
         }
     }
 
+    /// The cached snapshot of an experiment once it reflects every outcome this replica
+    /// acknowledged for it (waiting for its owner to apply them, up to
+    /// [`owners::READ_WAIT`]): what reads of counts, the champion and the history serve, so a
+    /// client that posted outcomes and then reads from the same replica sees them.
+    pub async fn applied_snapshot(&self, id: i64) -> Result<Arc<Snapshot>, EngineError> {
+        let snap = self.snapshot(id).await?;
+        Ok(self.owners.await_applied(snap).await)
+    }
+
     /// Reads an experiment from the database into the cache.
     pub async fn reload(&self, id: i64) -> Result<Arc<Snapshot>, EngineError> {
         self.require_db()?;
@@ -191,12 +206,10 @@ impl Engine {
     }
 
     async fn load(&self, id: i64) -> Result<Arc<Snapshot>, EngineError> {
-        let mut conn = self.pool.acquire().await.map_err(store::StoreError::from)?;
-        let Some(stored) = store::state::load(&mut conn, id).await? else {
+        let Some(stored) = store::state::load_consistent(&self.pool, id).await? else {
             self.cache.remove(id);
             return Err(EngineError::UnknownExperiment(id));
         };
-        drop(conn);
         let k = stored.rankers.len();
         // Parsing a large state and rebuilding its caches is CPU work: off the runtime.
         let snap = offload::cpu(k, move || Snapshot::from_stored(stored)).await?;
@@ -260,6 +273,12 @@ impl Engine {
             match live.get(&id) {
                 None => self.cache.remove(id),
                 Some(&v) if v > cached => {
+                    self.reload(id).await?;
+                }
+                // Only after Postgres lost its last asynchronously committed applications in a
+                // crash: the database is the truth, so the cache goes back to it.
+                Some(&v) if v < cached => {
+                    self.cache.remove(id);
                     self.reload(id).await?;
                 }
                 Some(_) => {}

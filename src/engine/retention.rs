@@ -38,9 +38,10 @@ pub async fn prune_pass(pool: &sqlx::PgPool, r: Retention) -> Result<u64, store:
     loop {
         let started = std::time::Instant::now();
         let n = store::retention::prune_outcomes(pool, r.keep, r.batch).await?;
+        let applies = store::retention::prune_applies(pool, r.keep, r.batch).await?;
         total += n;
         metrics::counter!("joust_outcome_rows_pruned_total").increment(n);
-        if n < r.batch as u64 {
+        if n < r.batch as u64 && applies < r.batch as u64 {
             return Ok(total);
         }
         tokio::time::sleep(started.elapsed()).await;

@@ -103,6 +103,9 @@ pub struct Snapshot {
     pub outcomes_applied: i64,
     pub ties_applied: i64,
     pub updated_at: chrono::DateTime<chrono::Utc>,
+    /// The last acknowledged outcome this version has applied, in apply order: every outcome at
+    /// or before it is in the state, none after it.
+    pub applied_through: crate::store::apply::Cursor,
     /// The champion report and estimates of this version, computed on first use.
     derived: Derived,
 }
@@ -181,6 +184,7 @@ impl Snapshot {
             outcomes_applied: s.outcomes_applied,
             ties_applied: s.ties_applied,
             updated_at: s.updated_at,
+            applied_through: s.applied_through,
             derived: Derived::default(),
         })
     }

@@ -1,38 +1,34 @@
-//! The outcome pipeline. Outcomes from all requests queue here; the writer takes everything queued
-//! (up to a cap) as one group and writes it in one transaction: insert the new outcome rows (the
-//! duel id is unique, so a retry inserts nothing), lock each touched experiment's state row (in id
-//! order, so replicas never deadlock), apply the new outcomes in order with the policy's update,
-//! write the counts and the policy state back with the version bumped, commit, and only then
-//! answer every waiting request. While one group commits the next queues up, so the group size
-//! follows the load with no fixed delay.
+//! The acknowledgement pipeline. Outcomes from all requests queue here; the writer takes
+//! everything queued (up to a cap) as one group and inserts it in one transaction (the duel id is
+//! unique, so a retry inserts nothing), commits, and only then answers every waiting request.
+//! That durable insert is the acknowledgement: no experiment's state is locked or read on the
+//! way, so replicas acknowledging the same experiment do not wait for one another, and a slow
+//! experiment delays no other's answers. Applying the outcomes to the bandit state follows off
+//! the request path, by the experiment's owner ([`super::owners`]). While one group commits the
+//! next queues up, so the group size follows the load with no fixed delay.
 //!
-//! Two large groups are in flight at once: the row inserts, most of a group's cost in Postgres,
-//! take no experiment lock, so one group inserts while the other holds the lock, applies and
-//! commits, and neither Postgres nor joust waits idle for the other. Rows are inserted in
-//! duel-id order, so two groups that share a duel (a retry) wait for one another in one order
-//! only and cannot deadlock; the later one then finds the duel recorded, exactly as a retry
-//! after a commit would.
+//! Two large groups are in flight at once, so Postgres inserts one while joust prepares the
+//! next. Rows are inserted in duel-id order, so two groups that share a duel (a retry) wait for
+//! one another in one order only and cannot deadlock; the later one then finds the duel
+//! recorded, exactly as a retry after a commit would.
 
-use rand::SeedableRng;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 use uuid::Uuid;
 
-use crate::bandit::{Arm, BanditRng, BanditState, Outcome, Pair};
+use crate::bandit::Arm;
+use crate::store;
+use crate::store::apply::Cursor;
 use crate::store::outcomes::{self, OutcomeRow, Recorded};
-use crate::store::{self, experiments};
 
-use super::decision_events;
-use super::history::{self, HistoryClock};
-use super::offload;
+use super::EngineError;
+use super::owners::Owners;
 use super::set_result::SetResult;
-use super::snapshot::{PersistedPolicy, Snapshot};
-use super::{Cache, EngineError};
 
-/// Largest number of outcomes written in one transaction.
+/// Largest number of outcomes inserted in one transaction.
 pub const MAX_GROUP: usize = 20_000;
-/// Groups written concurrently: one inserting rows while the other holds the experiment lock.
+/// Groups written concurrently: one inserting rows while joust prepares or answers the other.
 const GROUPS_IN_FLIGHT: usize = 2;
 /// Smallest group that starts while another is in flight. Measured with `scripts/bench-http`:
 /// pipelining every group lifts batches of 1,000 from 96,000 to 110,000 outcomes/s but drops
@@ -78,7 +74,7 @@ impl PendingOutcome {
 /// What happened to one outcome.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Written {
-    /// Newly recorded and applied.
+    /// Newly recorded (durable; applied soon after by the experiment's owner).
     Recorded,
     /// The same outcome was recorded before (a retry); nothing counted twice.
     Duplicate,
@@ -95,22 +91,13 @@ pub struct WriteRequest {
     pub reply: oneshot::Sender<Result<Vec<Written>, EngineError>>,
 }
 
-pub fn spawn(
-    pool: sqlx::PgPool,
-    cache: Arc<Cache>,
-    history: Arc<HistoryClock>,
-) -> mpsc::Sender<WriteRequest> {
+pub fn spawn(pool: sqlx::PgPool, owners: Arc<Owners>) -> mpsc::Sender<WriteRequest> {
     let (tx, rx) = mpsc::channel::<WriteRequest>(4096);
-    tokio::spawn(run(pool, cache, history, rx));
+    tokio::spawn(run(pool, owners, rx));
     tx
 }
 
-async fn run(
-    pool: sqlx::PgPool,
-    cache: Arc<Cache>,
-    history: Arc<HistoryClock>,
-    mut rx: mpsc::Receiver<WriteRequest>,
-) {
+async fn run(pool: sqlx::PgPool, owners: Arc<Owners>, mut rx: mpsc::Receiver<WriteRequest>) {
     let slots = Arc::new(Semaphore::new(GROUPS_IN_FLIGHT));
     while let Some(first) = rx.recv().await {
         let mut group = vec![first];
@@ -131,9 +118,9 @@ async fn run(
         }
         .expect("the semaphore is never closed");
         metrics::histogram!("joust_ingest_batch_size").record(n as f64);
-        let (pool, cache, history) = (pool.clone(), cache.clone(), history.clone());
+        let (pool, owners) = (pool.clone(), owners.clone());
         tokio::spawn(async move {
-            write_and_answer(&pool, &cache, &history, group).await;
+            write_and_answer(&pool, &owners, group).await;
             drop(slot);
         });
     }
@@ -156,14 +143,15 @@ fn take_queued(
     }
 }
 
-async fn write_and_answer(
-    pool: &sqlx::PgPool,
-    cache: &Cache,
-    history: &HistoryClock,
-    group: Vec<WriteRequest>,
-) {
+async fn write_and_answer(pool: &sqlx::PgPool, owners: &Owners, group: Vec<WriteRequest>) {
     let items: Vec<&PendingOutcome> = group.iter().flat_map(|r| r.items.iter()).collect();
-    let result = write_group(pool, cache, history, &items).await;
+    let result = write_group(pool, &items).await.map(|(written, acked)| {
+        // Before the answers: a reader that saw its answer also finds its outcome awaited.
+        for (id, at) in acked {
+            owners.acknowledged(id, at);
+        }
+        written
+    });
     if result.is_err() {
         metrics::counter!("joust_database_errors_total", "op" => "write_outcomes").increment(1);
     }
@@ -181,19 +169,12 @@ async fn write_and_answer(
     }
 }
 
-/// RNG for the policy's updates: derived from the experiment's seed and the version being
-/// written, so any replica applying the same outcomes to the same version makes the same choices.
-fn update_rng(seed: i64, version: i64) -> BanditRng {
-    BanditRng::seed_from_u64((seed as u64) ^ (version as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
-}
-
+/// Inserts the group's new outcomes in one transaction; returns what happened to each item and,
+/// per experiment, the last new row in apply order.
 async fn write_group(
     pool: &sqlx::PgPool,
-    cache: &Cache,
-    history: &HistoryClock,
     items: &[&PendingOutcome],
-) -> Result<Vec<Written>, EngineError> {
-    let mut results: Vec<Option<Written>> = vec![None; items.len()];
+) -> Result<(Vec<Written>, BTreeMap<i64, Cursor>), EngineError> {
     // The first occurrence of each duel id in the group is the one written; later ones are
     // compared with it like retries.
     let mut first_of: HashMap<Uuid, usize> = HashMap::with_capacity(items.len());
@@ -207,9 +188,17 @@ async fn write_group(
     }
 
     let mut tx = pool.begin().await.map_err(store::StoreError::from)?;
+    // Tokens are signed, so an experiment missing here was deleted after its duels were issued:
+    // its outcomes are refused and nothing of them is written.
+    let ids: Vec<i64> = by_experiment.keys().copied().collect();
+    let live: HashSet<i64> = outcomes::live_experiments(&mut tx, &ids)
+        .await?
+        .into_iter()
+        .collect();
     let mut rows: Vec<OutcomeRow> = by_experiment
-        .values()
-        .flatten()
+        .iter()
+        .filter(|(id, _)| live.contains(id))
+        .flat_map(|(_, idx)| idx)
         .map(|&i| {
             let it = items[i];
             OutcomeRow {
@@ -228,38 +217,15 @@ async fn write_group(
         .collect();
     // One insertion order for every group: see the module docs.
     rows.sort_unstable_by_key(|r| r.duel_id);
-    let mut inserted: HashSet<Uuid> = outcomes::insert_new(&mut tx, &rows)
+    let inserted: HashMap<Uuid, i64> = outcomes::insert_new(&mut tx, &rows)
         .await?
         .into_iter()
         .collect();
 
-    let mut locked: BTreeMap<i64, i64> = BTreeMap::new();
-    for (&id, idx) in &by_experiment {
-        match experiments::lock_state(&mut tx, id).await? {
-            Some(version) => {
-                locked.insert(id, version);
-            }
-            None => {
-                // Unknown or deleted: its rows go again (tokens are signed, so this is an
-                // experiment deleted after its duels were issued), and nothing of it is applied.
-                let gone: Vec<Uuid> = idx
-                    .iter()
-                    .map(|&i| items[i].duel_id)
-                    .filter(|d| inserted.remove(d))
-                    .collect();
-                outcomes::delete(&mut tx, &gone).await?;
-                for &i in idx {
-                    results[i] = Some(Written::UnknownExperiment);
-                }
-            }
-        }
-    }
-    rows.retain(|r| locked.contains_key(&r.experiment_id));
-
     // Outcomes recorded before (retries, or a different outcome for the same duel).
     let earlier: Vec<Uuid> = rows
         .iter()
-        .filter(|r| !inserted.contains(&r.duel_id))
+        .filter(|r| !inserted.contains_key(&r.duel_id))
         .map(|r| r.duel_id)
         .collect();
     let recorded: HashMap<Uuid, Recorded> = if earlier.is_empty() {
@@ -270,99 +236,22 @@ async fn write_group(
             .into_iter()
             .collect()
     };
-
-    let mut new_snapshots = Vec::new();
-    for (&id, &version) in &locked {
-        let new_items: Vec<usize> = by_experiment[&id]
-            .iter()
-            .copied()
-            .filter(|&i| inserted.contains(&items[i].duel_id))
-            .collect();
-        if new_items.is_empty() {
-            continue;
-        }
-        let base = match cache.get(id).filter(|s| s.version == version) {
-            Some(s) => s,
-            None => {
-                let stored = store::state::load(&mut tx, id)
-                    .await?
-                    .ok_or(EngineError::UnknownExperiment(id))?;
-                let k = stored.rankers.len();
-                Arc::new(offload::cpu(k, move || Snapshot::from_stored(stored)).await?)
-            }
-        };
-        // Copying the state, applying the outcomes and serialising the result grow with the
-        // number of rankers: off the runtime for a large experiment.
-        let batch: Vec<PendingOutcome> = new_items.iter().map(|&i| items[i].clone()).collect();
-        let before = base.clone();
-        let (mut snap, applied, ties, policy_state) = offload::cpu(base.names.len(), move || {
-            let mut snap = (*base).clone();
-            let mut rng = update_rng(snap.seed, version);
-            let (applied, ties) = apply(&mut snap.state, batch.iter(), &mut rng)?;
-            let policy_state = PersistedPolicy::to_json(&snap.state);
-            // The decisions before and after, computed here off the runtime (they grow with the
-            // number of rankers) and kept by each snapshot for its readers.
-            base.decision();
-            snap.decision();
-            Ok::<_, EngineError>((snap, applied, ties, policy_state))
-        })
-        .await?;
-        let mut win_cells: BTreeMap<(i32, i32), i64> = BTreeMap::new();
-        let mut tie_cells: BTreeMap<(i32, i32), i64> = BTreeMap::new();
-        for &i in &new_items {
-            let it = items[i];
-            if let Some(set) = &it.set {
-                let (wins, ties) = set.cells();
-                for (w, l) in wins {
-                    *win_cells.entry((w as i32, l as i32)).or_default() += 1;
-                }
-                for (a, b) in ties {
-                    *tie_cells.entry((a as i32, b as i32)).or_default() += 1;
-                }
-                continue;
-            }
-            match it.winner {
-                Some(w) => {
-                    let l = if w == it.first { it.second } else { it.first };
-                    *win_cells.entry((w as i32, l as i32)).or_default() += 1;
-                }
-                None => {
-                    let (a, b) = (it.first.min(it.second), it.first.max(it.second));
-                    *tie_cells.entry((a as i32, b as i32)).or_default() += 1;
-                }
-            }
-        }
-        let cells = |m: BTreeMap<(i32, i32), i64>| {
-            m.into_iter()
-                .map(|((a, b), n)| (a, b, n))
-                .collect::<Vec<_>>()
-        };
-        outcomes::add_wins(&mut tx, id, &cells(win_cells)).await?;
-        outcomes::add_ties(&mut tx, id, &cells(tie_cells)).await?;
-        snap.version = outcomes::finish_state(&mut tx, id, &policy_state, applied, ties).await?;
-        snap.outcomes_applied += applied;
-        snap.ties_applied += ties;
-        snap.updated_at = chrono::Utc::now();
-        // The stop rule and the webhook events, in this same transaction.
-        decision_events::after_apply(&mut tx, &before, &mut snap).await?;
-        // A history point at most once per interval, in this same transaction.
-        if history.claim(id, std::time::Instant::now()) {
-            let point = history::point_of(&snap);
-            store::history::record(&mut tx, id, history.interval().as_secs_f64(), &point).await?;
-        }
-        new_snapshots.push(snap);
-    }
     tx.commit().await.map_err(store::StoreError::from)?;
 
-    for snap in new_snapshots {
-        cache.put(snap);
+    let mut acked: BTreeMap<i64, Cursor> = BTreeMap::new();
+    for r in &rows {
+        if let Some(&xid) = inserted.get(&r.duel_id) {
+            let at = (xid, r.duel_id);
+            let last = acked.entry(r.experiment_id).or_insert(at);
+            *last = (*last).max(at);
+        }
     }
-    Ok(items
+    let written = items
         .iter()
         .enumerate()
         .map(|(i, item)| {
-            if let Some(r) = results[i].take() {
-                return r;
+            if !live.contains(&item.experiment_id) {
+                return Written::UnknownExperiment;
             }
             let first = first_of[&item.duel_id];
             if first != i {
@@ -372,7 +261,7 @@ async fn write_group(
                     None => Written::UnknownExperiment,
                 };
             }
-            if inserted.contains(&item.duel_id) {
+            if inserted.contains_key(&item.duel_id) {
                 Written::Recorded
             } else {
                 match recorded.get(&item.duel_id) {
@@ -381,53 +270,19 @@ async fn write_group(
                 }
             }
         })
-        .collect())
+        .collect();
+    Ok((written, acked))
 }
 
 /// What is now on record for the first occurrence of a duel in the group, if anything.
 fn results_of_first(
-    inserted: &HashSet<Uuid>,
+    inserted: &HashMap<Uuid, i64>,
     recorded: &HashMap<Uuid, Recorded>,
     first: &PendingOutcome,
 ) -> Option<Recorded> {
-    if inserted.contains(&first.duel_id) {
+    if inserted.contains_key(&first.duel_id) {
         Some(first.recorded_form())
     } else {
         recorded.get(&first.duel_id).cloned()
     }
-}
-
-/// Applies outcomes in order; returns (non-tie outcomes, ties).
-fn apply<'a>(
-    state: &mut BanditState,
-    outcomes: impl Iterator<Item = &'a PendingOutcome>,
-    rng: &mut BanditRng,
-) -> Result<(i64, i64), EngineError> {
-    let (mut applied, mut ties) = (0, 0);
-    for o in outcomes {
-        if let Some(set) = &o.set {
-            let (decided, tied) = set.counts();
-            applied += decided;
-            ties += tied;
-            state
-                .record_set(&set.rankers, &set.to_outcome(), rng)
-                .map_err(EngineError::internal)?;
-            continue;
-        }
-        // The token kept the duel in the order it was selected, so the policy learns the sides.
-        let outcome = match o.winner {
-            Some(w) if w == o.first => Outcome::FirstWins,
-            Some(_) => Outcome::SecondWins,
-            None => Outcome::Tie,
-        };
-        if outcome == Outcome::Tie {
-            ties += 1;
-        } else {
-            applied += 1;
-        }
-        state
-            .record(Pair::new(o.first, o.second), outcome, rng)
-            .map_err(EngineError::internal)?;
-    }
-    Ok((applied, ties))
 }

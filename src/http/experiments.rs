@@ -96,7 +96,7 @@ pub async fn get(
     Path(id): Path<i64>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let snap = engine.snapshot(id).await?;
+    let snap = engine.applied_snapshot(id).await?;
     let issued = engine.duels_issued(id).await?;
     // Duels issued change without a new version (they are counted in memory), so they are part
     // of the tag.
@@ -112,7 +112,7 @@ pub async fn matrix(
     Path(id): Path<i64>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let snap = engine.snapshot(id).await?;
+    let snap = engine.applied_snapshot(id).await?;
     let tag = ETag::of(format_args!("m{id}-v{}", snap.version));
     if tag.matches(&headers) {
         return Ok(tag.tagged(StatusCode::NOT_MODIFIED.into_response()));

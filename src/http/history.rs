@@ -41,7 +41,7 @@ pub async fn get(
         ));
     }
     // Points are written only with a new state version, so the version tags the history.
-    let snap = engine.snapshot(id).await?;
+    let snap = engine.applied_snapshot(id).await?;
     let tag = ETag::of(format_args!("h{id}-v{}", snap.version));
     if tag.matches(&headers) {
         return Ok(tag.tagged(StatusCode::NOT_MODIFIED.into_response()));

@@ -1,6 +1,7 @@
-//! Postgres: migrations, queries, the outcome writer's transaction steps and the embedded local
+//! Postgres: migrations, queries, acknowledging and applying outcomes and the embedded local
 //! Postgres. Postgres is the only source of truth; everything else caches it.
 
+pub mod apply;
 pub mod embedded;
 pub mod experiments;
 pub mod history;

@@ -1,6 +1,7 @@
-//! The outcome writer's queries. They run inside one transaction per group of outcomes: insert
-//! the new rows (the duel id is unique, so a retried outcome inserts nothing), find what was
-//! already recorded, then add to the counts and write the policy's state back.
+//! Acknowledging outcomes and counting them: the acknowledgement inserts the new rows in one
+//! transaction per group (the duel id is unique, so a retried outcome inserts nothing) and finds
+//! what was already recorded; the experiment's owner later adds to the win and tie counts in the
+//! transaction that writes the state (see [`super::apply`]).
 
 use sqlx::{Postgres, Row, Transaction};
 use uuid::Uuid;
@@ -25,11 +26,25 @@ pub struct OutcomeRow {
 /// pair results.
 pub type Recorded = (Option<i32>, Option<Vec<i16>>);
 
-/// Inserts the rows; returns the duel ids that were new (the others were recorded before).
+/// The live experiments among `ids`.
+pub async fn live_experiments(
+    tx: &mut Transaction<'_, Postgres>,
+    ids: &[i64],
+) -> Result<Vec<i64>, StoreError> {
+    Ok(
+        sqlx::query_scalar("SELECT id FROM experiments WHERE id = ANY($1) AND deleted_at IS NULL")
+            .bind(ids)
+            .fetch_all(&mut **tx)
+            .await?,
+    )
+}
+
+/// Inserts the rows; returns the duel ids that were new (the others were recorded before), each
+/// with its place in the apply order.
 pub async fn insert_new(
     tx: &mut Transaction<'_, Postgres>,
     rows: &[OutcomeRow],
-) -> Result<Vec<Uuid>, StoreError> {
+) -> Result<Vec<(Uuid, i64)>, StoreError> {
     let duel_ids: Vec<Uuid> = rows.iter().map(|r| r.duel_id).collect();
     let experiments: Vec<i64> = rows.iter().map(|r| r.experiment_id).collect();
     let firsts: Vec<i32> = rows.iter().map(|r| r.first).collect();
@@ -38,10 +53,10 @@ pub async fn insert_new(
     let issued: Vec<chrono::DateTime<chrono::Utc>> = rows.iter().map(|r| r.issued_at).collect();
     if rows.iter().all(|r| r.set.is_none()) {
         // The pairwise path, as it always was: no array columns to fill.
-        let inserted = sqlx::query_scalar(
+        let inserted = sqlx::query_as(
             "INSERT INTO outcomes (duel_id, experiment_id, first_idx, second_idx, winner_idx, issued_at)
              SELECT * FROM UNNEST($1::uuid[], $2::bigint[], $3::int[], $4::int[], $5::int[], $6::timestamptz[])
-             ON CONFLICT (duel_id) DO NOTHING RETURNING duel_id",
+             ON CONFLICT (duel_id) DO NOTHING RETURNING duel_id, xid",
         )
         .bind(&duel_ids)
         .bind(&experiments)
@@ -63,7 +78,7 @@ pub async fn insert_new(
                 .map(|(rankers, results)| serde_json::json!([rankers, results]).to_string())
         })
         .collect();
-    let inserted = sqlx::query_scalar(
+    let inserted = sqlx::query_as(
         "INSERT INTO outcomes
              (duel_id, experiment_id, first_idx, second_idx, winner_idx, issued_at, rankers, results)
          SELECT d, e, f, s, w, i,
@@ -73,7 +88,7 @@ pub async fn insert_new(
                     ARRAY(SELECT jsonb_array_elements_text(j::jsonb -> 1)::smallint) END
          FROM UNNEST($1::uuid[], $2::bigint[], $3::int[], $4::int[], $5::int[],
                      $6::timestamptz[], $7::text[]) AS t(d, e, f, s, w, i, j)
-         ON CONFLICT (duel_id) DO NOTHING RETURNING duel_id",
+         ON CONFLICT (duel_id) DO NOTHING RETURNING duel_id, xid",
     )
     .bind(&duel_ids)
     .bind(&experiments)
@@ -85,21 +100,6 @@ pub async fn insert_new(
     .fetch_all(&mut **tx)
     .await?;
     Ok(inserted)
-}
-
-/// Removes rows inserted earlier in this transaction (their experiment was deleted meanwhile).
-pub async fn delete(
-    tx: &mut Transaction<'_, Postgres>,
-    duel_ids: &[Uuid],
-) -> Result<(), StoreError> {
-    if duel_ids.is_empty() {
-        return Ok(());
-    }
-    sqlx::query("DELETE FROM outcomes WHERE duel_id = ANY($1)")
-        .bind(duel_ids)
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
 }
 
 /// What is on record for each of these duels that has an outcome.
@@ -188,27 +188,4 @@ fn unzip3(cells: &[(i32, i32, i64)]) -> (Vec<i32>, Vec<i32>, Vec<i64>) {
         n.push(c);
     }
     (a, b, n)
-}
-
-/// Writes the policy's new state and counters; returns the new version.
-pub async fn finish_state(
-    tx: &mut Transaction<'_, Postgres>,
-    experiment: i64,
-    policy_state: &serde_json::Value,
-    applied: i64,
-    ties: i64,
-) -> Result<i64, StoreError> {
-    let version = sqlx::query_scalar(
-        "UPDATE experiment_state SET version = version + 1, policy_state = $2,
-                outcomes_applied = outcomes_applied + $3, ties_applied = ties_applied + $4,
-                updated_at = now()
-         WHERE experiment_id = $1 RETURNING version",
-    )
-    .bind(experiment)
-    .bind(policy_state)
-    .bind(applied)
-    .bind(ties)
-    .fetch_one(&mut **tx)
-    .await?;
-    Ok(version)
 }

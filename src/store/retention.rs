@@ -26,14 +26,34 @@ pub async fn prune_outcomes(
     let done = sqlx::query(
         "DELETE FROM outcomes WHERE duel_id IN (
              SELECT o.duel_id FROM outcomes o JOIN experiments e ON e.id = o.experiment_id
+             JOIN experiment_state s ON s.experiment_id = o.experiment_id
              WHERE o.duel_id < $1
                AND o.issued_at < now() - make_interval(secs => e.attribution_window_secs + $2)
+               -- never a row still waiting to be applied
+               AND (o.xid, o.duel_id) <= (s.applied_xid, s.applied_duel)
              ORDER BY o.duel_id
              LIMIT $3
              FOR UPDATE OF o SKIP LOCKED)",
     )
     .bind(uuid_v7_floor(youngest_due))
     .bind(retention.as_secs_f64())
+    .bind(batch)
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected())
+}
+
+/// Deletes at most `batch` records of applications made more than the attribution window plus
+/// `keep` ago: they say how the outcome rows of their time were grouped, and go with those rows.
+pub async fn prune_applies(pool: &PgPool, keep: Duration, batch: i64) -> Result<u64, StoreError> {
+    let done = sqlx::query(
+        "DELETE FROM outcome_applies WHERE (experiment_id, version) IN (
+             SELECT a.experiment_id, a.version FROM outcome_applies a
+             JOIN experiments e ON e.id = a.experiment_id
+             WHERE a.applied_at < now() - make_interval(secs => e.attribution_window_secs + $1)
+             LIMIT $2 FOR UPDATE OF a SKIP LOCKED)",
+    )
+    .bind(keep.as_secs_f64())
     .bind(batch)
     .execute(pool)
     .await?;

@@ -17,14 +17,17 @@ pub struct StoredExperiment {
     pub outcomes_applied: i64,
     pub ties_applied: i64,
     pub updated_at: chrono::DateTime<chrono::Utc>,
+    /// The last outcome row applied, in apply order (see [`super::apply`]).
+    pub applied_through: super::apply::Cursor,
     /// `(winner, loser, wins)`
     pub wins: Vec<(i32, i32, i64)>,
     /// `(a, b, ties)` with a <= b
     pub ties: Vec<(i32, i32, i64)>,
 }
 
-/// Loads a live experiment, or `None` if it does not exist or was deleted. Run it inside the
-/// writer's transaction (after locking the state row) to get a consistent snapshot.
+/// Loads a live experiment, or `None` if it does not exist or was deleted. Run it inside a
+/// transaction that locks the state row, or a repeatable-read one, to get a consistent snapshot
+/// (the counts read with the state they belong to).
 pub async fn load(
     conn: &mut PgConnection,
     id: i64,
@@ -34,7 +37,8 @@ pub async fn load(
     };
     let rankers = experiments::rankers(&mut *conn, id).await?;
     let row = sqlx::query(
-        "SELECT version, policy_state, outcomes_applied, ties_applied, updated_at
+        "SELECT version, policy_state, outcomes_applied, ties_applied, updated_at,
+                applied_xid, applied_duel
          FROM experiment_state WHERE experiment_id = $1",
     )
     .bind(id)
@@ -57,9 +61,25 @@ pub async fn load(
         outcomes_applied: row.try_get("outcomes_applied")?,
         ties_applied: row.try_get("ties_applied")?,
         updated_at: row.try_get("updated_at")?,
+        applied_through: (row.try_get("applied_xid")?, row.try_get("applied_duel")?),
         wins,
         ties,
     }))
+}
+
+/// [`load`] in a repeatable-read transaction of its own: the counts, the cursor and the state
+/// all as of one moment.
+pub async fn load_consistent(
+    pool: &sqlx::PgPool,
+    id: i64,
+) -> Result<Option<StoredExperiment>, StoreError> {
+    let mut tx = pool.begin().await?;
+    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        .execute(&mut *tx)
+        .await?;
+    let stored = load(&mut tx, id).await?;
+    tx.commit().await?;
+    Ok(stored)
 }
 
 /// Total duels issued for an experiment, as flushed by every replica.

@@ -41,13 +41,17 @@ async fn the_writer_records_points_with_counts_and_champion() {
     assert_eq!(h["rankers"], json!(["a", "b", "c"]));
     let points = h["points"].as_array().unwrap();
     assert_eq!(h["total_points"].as_u64(), Some(points.len() as u64));
-    // The first group of each second wrote a point: after the first outcome and after the
-    // sixth (more only if the three last outcomes took over a second).
+    // The first application of each second wrote a point: one within the first five outcomes
+    // and one within the last three (more only if the three last outcomes took over a second).
+    // How many outcomes an application takes depends on how fast they came.
     let applied: Vec<i64> = points
         .iter()
         .map(|p| p["outcomes_applied"].as_i64().unwrap())
         .collect();
-    assert!(applied.len() >= 2 && applied[..2] == [1, 6], "{h}");
+    assert!(
+        applied.len() >= 2 && (1..=5).contains(&applied[0]) && (6..=8).contains(&applied[1]),
+        "{h}"
+    );
     assert!(applied.windows(2).all(|w| w[0] < w[1]) && applied[applied.len() - 1] <= 8);
     let times: Vec<_> = points
         .iter()

@@ -114,6 +114,11 @@ async fn every_metric_the_dashboard_queries_is_exported_and_series_are_capped() 
     assert_eq!(s, StatusCode::OK, "{b} {rankers:?}");
     let (s, _) = app.get("/v1/experiments/999999").await;
     assert_eq!(s, StatusCode::NOT_FOUND);
+    // Outcomes are applied just after they are acknowledged; reading the experiments on this
+    // replica waits for that, so the scrape below sees them.
+    for &id in &ids[..2] {
+        app.experiment(id).await;
+    }
 
     let text = scrape(&app).await;
     let have = exported(&text);

@@ -2,6 +2,7 @@
 //! one database stay correct, and a Postgres outage refuses outcomes (503) while duels keep being
 //! served, with recovery and no lost acknowledged outcome once the database returns.
 
+use crate::helpers::eventually::eventually;
 use crate::helpers::http_server::{TestApp, error_code, spawn_app, spawn_app_on, win_total};
 use crate::helpers::process::{Server, get_json};
 use crate::helpers::{postgres, process};
@@ -332,6 +333,12 @@ async fn serve_on_embedded_postgres_persists_and_shuts_down_gracefully() {
 
     let mut server = start();
     server.wait_ready(&client).await;
+    // The acknowledged outcome is durable; the restarted process, its experiment's new owner,
+    // applies it soon after it starts.
+    eventually("the outcome applied", Duration::from_secs(5), || async {
+        get_json(&client, &format!("{base}/v1/experiments/{id}")).await["outcomes_applied"] == 1
+    })
+    .await;
     let e = get_json(&client, &format!("{base}/v1/experiments/{id}")).await;
     assert_eq!(e["outcomes_applied"], 1, "{e}");
     assert_eq!(

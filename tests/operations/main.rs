@@ -1,6 +1,7 @@
-//! Running joust: the embedded Postgres, startup errors, durability and replicas, database outages,
-//! connection limits, logs, outcome retention, the memory budget, heavy work beside light requests,
-//! and the compose and Docker configuration.
+//! Running joust: the embedded Postgres, startup errors, durability and replicas, ownership moving
+//! when a replica dies, database outages, connection limits, logs, outcome retention, the memory
+//! budget, heavy work beside light requests, one experiment's application beside another's
+//! outcomes, and the compose and Docker configuration.
 //!
 //! One binary, so one embedded Postgres, for the group: `cargo test --release --test operations`.
 
@@ -8,6 +9,7 @@
 #[allow(dead_code)]
 mod helpers;
 
+mod apply_isolation;
 mod compose_config;
 mod connections;
 mod database_outage;
@@ -17,4 +19,5 @@ mod heavy_work;
 mod logs;
 mod memory_budget;
 mod outcome_retention;
+mod ownership;
 mod startup_errors;

@@ -1,0 +1,189 @@
+//! Applying acknowledged outcomes to one experiment's state: the policy's updates in apply order,
+//! then the state, the counts, the cursor and a history point when one is due, written back in
+//! one transaction. Only the experiment's owner calls this ([`super::owners`]); the write is
+//! fenced by the state version it started from, so even two replicas that both believed they
+//! owned the experiment could not apply an outcome twice.
+//!
+//! The transaction commits without waiting for its WAL flush (`synchronous_commit = off`): what
+//! it writes is derived from outcome rows that are durable already. Should Postgres crash before
+//! the flush, it comes back with an earlier state and cursor, consistently (the whole
+//! transaction or none of it), and the owner applies those rows again, with the same RNG, to the
+//! same state. So an application costs no disk flush of its own, and acknowledgements, which do
+//! wait for theirs, do not queue behind it.
+
+use rand::SeedableRng;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::bandit::{Arm, BanditRng, BanditState, Outcome, Pair};
+use crate::store::apply::{self as store_apply, PendingRow, StateWrite};
+use crate::store::{self, outcomes};
+
+use super::EngineError;
+use super::decision_events;
+use super::history::{self, HistoryClock};
+use super::offload;
+use super::set_result::SetResult;
+use super::snapshot::{PersistedPolicy, Snapshot};
+
+/// What one application did.
+pub enum Applied {
+    /// The new state, as written and committed.
+    Written(Box<Snapshot>),
+    /// The state changed since `base` was read (an administrative change, or another replica
+    /// that owned the experiment meanwhile): nothing was written; reload and try again.
+    Stale,
+}
+
+/// RNG for the policy's updates: derived from the experiment's seed and the version the
+/// application starts from, so any replica applying the same outcomes to the same version makes
+/// the same choices.
+fn update_rng(seed: i64, version: i64) -> BanditRng {
+    BanditRng::seed_from_u64((seed as u64) ^ (version as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+/// Applies `rows` (in apply order, all after `base.applied_through`) to `base` and writes the
+/// result back in one transaction.
+pub async fn apply_outcomes(
+    pool: &sqlx::PgPool,
+    history: &HistoryClock,
+    base: Arc<Snapshot>,
+    rows: Vec<PendingRow>,
+) -> Result<Applied, EngineError> {
+    let Some(through) = rows.last().map(|r| r.at) else {
+        return Ok(Applied::Stale);
+    };
+    let id = base.id;
+    let from_version = base.version;
+    // A history point at most once per interval, written with the state.
+    let with_point = history.claim(id, std::time::Instant::now());
+    // Everything that grows with the number of rankers happens here, before the transaction and
+    // off the runtime for a large experiment or a large group of rows: copying the state, applying the outcomes,
+    // serialising the result and the history point's champion report. The transaction then only
+    // writes, so it stays short however large the experiment (while it runs it holds back the
+    // horizon below which every experiment's outcomes are applied).
+    // The work also grows with the rows: a backlog of thousands after a burst of batches must not
+    // hold an async worker that serves requests, so a large group goes to the blocking pool too.
+    let size = base.names.len().max(rows.len());
+    let (base, mut snap, counted, policy_state, point) = offload::cpu(size, move || {
+        let mut snap = (*base).clone();
+        // The decision before the outcomes, kept by `base` for the events below (it grows with
+        // the number of rankers, so it is computed here, off the runtime, as the one after is).
+        base.decision();
+        let mut rng = update_rng(snap.seed, snap.version);
+        let counted = apply(&mut snap.state, &rows, &mut rng);
+        let policy_state = PersistedPolicy::to_json(&snap.state);
+        // What the state will be once written: the write below is fenced on `from_version`.
+        snap.version = from_version + 1;
+        snap.outcomes_applied += counted.applied;
+        snap.ties_applied += counted.ties;
+        snap.applied_through = through;
+        snap.updated_at = chrono::Utc::now();
+        let point = with_point.then(|| history::point_of(&snap));
+        snap.decision();
+        (base, snap, counted, policy_state, point)
+    })
+    .await;
+
+    let mut tx = pool.begin().await.map_err(store::StoreError::from)?;
+    store_apply::commit_without_flush(&mut tx).await?;
+    let write = StateWrite {
+        experiment: id,
+        from_version,
+        policy_state: &policy_state,
+        applied: counted.applied,
+        ties: counted.ties,
+        through,
+    };
+    // The state row first: its lock orders this write after any other, and a stale base stops
+    // here, before anything else is written.
+    if store_apply::write_state(&mut tx, &write).await?.is_none() {
+        tx.rollback().await.map_err(store::StoreError::from)?;
+        return Ok(Applied::Stale);
+    }
+    outcomes::add_wins(&mut tx, id, &cells(counted.wins)).await?;
+    outcomes::add_ties(&mut tx, id, &cells(counted.tie_cells)).await?;
+    // The stop rule and the webhook events, in this same transaction.
+    decision_events::after_apply(&mut tx, &base, &mut snap).await?;
+    if let Some(point) = &point {
+        store::history::record(&mut tx, id, history.interval().as_secs_f64(), point).await?;
+    }
+    tx.commit().await.map_err(store::StoreError::from)?;
+    Ok(Applied::Written(Box::new(snap)))
+}
+
+/// What a group of rows added: decided outcomes and ties, and the win and tie cells.
+#[derive(Default)]
+struct Counted {
+    applied: i64,
+    ties: i64,
+    wins: BTreeMap<(i32, i32), i64>,
+    tie_cells: BTreeMap<(i32, i32), i64>,
+}
+
+fn cells(m: BTreeMap<(i32, i32), i64>) -> Vec<(i32, i32, i64)> {
+    m.into_iter().map(|((a, b), n)| (a, b, n)).collect()
+}
+
+/// Applies the rows in order. A row the state refuses (it was checked against the experiment
+/// when acknowledged, so only a bug gets here) changes nothing, is logged and is passed over:
+/// one bad row must not stop every later outcome of the experiment.
+fn apply(state: &mut BanditState, rows: &[PendingRow], rng: &mut BanditRng) -> Counted {
+    let mut c = Counted::default();
+    for row in rows {
+        let recorded = match &row.set {
+            Some((rankers, results)) => {
+                let set = SetResult {
+                    rankers: rankers.iter().map(|&r| r as Arm).collect(),
+                    results: results.clone(),
+                };
+                state
+                    .record_set(&set.rankers, &set.to_outcome(), rng)
+                    .map(|()| {
+                        let (wins, ties) = set.cells();
+                        c.applied += wins.len() as i64;
+                        c.ties += ties.len() as i64;
+                        for (w, l) in wins {
+                            *c.wins.entry((w as i32, l as i32)).or_default() += 1;
+                        }
+                        for (a, b) in ties {
+                            *c.tie_cells.entry((a as i32, b as i32)).or_default() += 1;
+                        }
+                    })
+            }
+            None => {
+                let (first, second) = (row.first as Arm, row.second as Arm);
+                // The token kept the duel in the order it was selected, so the policy learns
+                // the sides.
+                let outcome = match row.winner {
+                    Some(w) if w == row.first => Outcome::FirstWins,
+                    Some(_) => Outcome::SecondWins,
+                    None => Outcome::Tie,
+                };
+                state
+                    .record(Pair::new(first, second), outcome, rng)
+                    .map(|()| match row.winner {
+                        Some(w) => {
+                            let l = if w == row.first {
+                                row.second
+                            } else {
+                                row.first
+                            };
+                            c.applied += 1;
+                            *c.wins.entry((w, l)).or_default() += 1;
+                        }
+                        None => {
+                            c.ties += 1;
+                            let key = (row.first.min(row.second), row.first.max(row.second));
+                            *c.tie_cells.entry(key).or_default() += 1;
+                        }
+                    })
+            }
+        };
+        if let Err(e) = recorded {
+            metrics::counter!("joust_outcomes_unapplied_total").increment(1);
+            tracing::error!(duel = %row.at.1, error = %e, "an acknowledged outcome could not be applied");
+        }
+    }
+    c
+}

@@ -1,0 +1,385 @@
+//! Which replica applies which experiment's outcomes, and the appliers themselves.
+//!
+//! Each experiment has at most one owner: the replica whose dedicated database session holds the
+//! experiment's advisory lock. Postgres releases a session's locks when the session ends, so
+//! when an owner dies (kill -9, a lost network) its experiments are free again at once, and
+//! another replica takes them on its next poll. The owner runs one task per experiment it owns:
+//! the task keeps the state in memory, takes the acknowledged rows after the experiment's cursor
+//! in apply order and applies them ([`super::apply`]). Experiments are thus applied side by
+//! side, so a slow one (a 10,000-ranker experiment's first outcome takes seconds) holds up only
+//! itself.
+//!
+//! The lock is what keeps replicas from doing the same work twice; it is not what makes
+//! application exactly once. That is the cursor, written in the transaction that writes the
+//! state and fenced by the state version (docs/architecture.md), so a replica that still
+//! believes it owns an experiment after losing its session cannot apply anything twice.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use sqlx::{Connection, PgConnection};
+use tokio::sync::{Notify, mpsc};
+
+use crate::store::apply::{self as store_apply, Cursor};
+use crate::store::{self, StoreError};
+
+use super::apply::{Applied, apply_outcomes};
+use super::history::HistoryClock;
+use super::offload;
+use super::{Cache, EngineError, Snapshot};
+
+/// How often a replica looks for experiments with outcomes waiting and no live owner. Bounds how
+/// long outcomes acknowledged by another replica wait for the owner, and, with [`RETRY_OWN`],
+/// how long an experiment stays unowned after its owner died.
+pub const POLL_INTERVAL: Duration = Duration::from_millis(100);
+/// Least time between two attempts to take an experiment another replica owns.
+const RETRY_OWN: Duration = Duration::from_secs(1);
+/// Most rows applied in one transaction.
+const MAX_APPLY: i64 = 20_000;
+/// How often the dedicated session is checked when no lock was asked for meanwhile.
+const KEEPALIVE: Duration = Duration::from_secs(1);
+/// How long a read waits for the outcomes this replica acknowledged to be applied.
+pub const READ_WAIT: Duration = Duration::from_secs(5);
+
+/// An experiment this replica owns: its applier's wake-up and whether it should keep running.
+struct Owned {
+    wake: Arc<Notify>,
+    alive: Arc<AtomicBool>,
+}
+
+#[derive(Default)]
+struct Inner {
+    owned: HashMap<i64, Owned>,
+    /// When taking each experiment last failed (another replica owns it).
+    elsewhere: HashMap<i64, Instant>,
+    /// Experiments with outcomes acknowledged here and no owner here: try to take them.
+    nudged: HashSet<i64>,
+    /// The last outcome acknowledged here, per experiment, in apply order.
+    acked: HashMap<i64, Cursor>,
+}
+
+/// This replica's ownerships and appliers.
+pub struct Owners {
+    pool: sqlx::PgPool,
+    cache: Arc<Cache>,
+    history: Arc<HistoryClock>,
+    inner: Mutex<Inner>,
+    /// Wakes the ownership loop early (an outcome of an experiment not owned here).
+    nudge: Arc<Notify>,
+    /// Appliers whose experiment was deleted report here, so the loop gives the lock up.
+    ended: mpsc::UnboundedSender<i64>,
+}
+
+impl Owners {
+    /// Starts the ownership loop. It holds only a weak reference: dropping the returned value
+    /// stops it, every applier and the dedicated session.
+    pub fn start(pool: sqlx::PgPool, cache: Arc<Cache>, history: Arc<HistoryClock>) -> Arc<Owners> {
+        let (ended, ended_rx) = mpsc::unbounded_channel();
+        let owners = Arc::new(Owners {
+            pool,
+            cache,
+            history,
+            inner: Mutex::default(),
+            nudge: Arc::new(Notify::new()),
+            ended,
+        });
+        tokio::spawn(ownership_loop(
+            Arc::downgrade(&owners),
+            owners.nudge.clone(),
+            ended_rx,
+        ));
+        owners
+    }
+
+    /// Notes an outcome acknowledged here (durable, at `at` in apply order) and wakes its
+    /// experiment's applier, or asks the loop to find or become its owner.
+    pub fn acknowledged(&self, id: i64, at: Cursor) {
+        let mut inner = self.inner.lock().unwrap();
+        let last = inner.acked.entry(id).or_insert(at);
+        *last = (*last).max(at);
+        if let Some(owned) = inner.owned.get(&id) {
+            owned.wake.notify_one();
+        } else if inner.nudged.insert(id) {
+            self.nudge.notify_one();
+        }
+    }
+
+    /// Waits (up to [`READ_WAIT`]) until the cached state of the experiment has applied every
+    /// outcome this replica acknowledged for it before the call; returns the cached snapshot,
+    /// which then reflects them unless the wait ran out (an owner that died and was not replaced
+    /// yet, or a database outage).
+    pub async fn await_applied(&self, snap: Arc<Snapshot>) -> Arc<Snapshot> {
+        let Some(want) = self.inner.lock().unwrap().acked.get(&snap.id).copied() else {
+            return snap;
+        };
+        let until = Instant::now() + READ_WAIT;
+        let mut snap = snap;
+        loop {
+            if snap.applied_through >= want || Instant::now() >= until {
+                return snap;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+            match self.cache.get(snap.id) {
+                Some(s) => snap = s,
+                // Deleted meanwhile: what was read is all there is.
+                None => return snap,
+            }
+        }
+    }
+
+    /// The last outcome acknowledged here for the experiment.
+    fn acked(&self, id: i64) -> Option<Cursor> {
+        self.inner.lock().unwrap().acked.get(&id).copied()
+    }
+
+    /// Stops every applier: the session that held the locks is gone.
+    fn lose_all(&self) {
+        let mut inner = self.inner.lock().unwrap();
+        for (_, owned) in inner.owned.drain() {
+            owned.alive.store(false, Ordering::SeqCst);
+            owned.wake.notify_one();
+        }
+    }
+
+    /// One turn of the ownership loop on the dedicated session `conn`: take the experiments
+    /// with work and no owner, wake the appliers of those owned here, give up those that ended.
+    async fn turn(
+        self: &Arc<Self>,
+        conn: &mut PgConnection,
+        poll: bool,
+        ended: &mut mpsc::UnboundedReceiver<i64>,
+    ) -> Result<bool, StoreError> {
+        let mut asked = false;
+        while let Ok(id) = ended.try_recv() {
+            let alive = self.inner.lock().unwrap().owned.remove(&id);
+            if let Some(owned) = alive {
+                owned.alive.store(false, Ordering::SeqCst);
+            }
+            store_apply::disown(conn, id).await?;
+            asked = true;
+        }
+        let mut candidates: Vec<i64> = std::mem::take(&mut self.inner.lock().unwrap().nudged)
+            .into_iter()
+            .collect();
+        if poll {
+            // A failed poll (the pool's problem, not the session's) waits for the next turn.
+            match store_apply::experiments_with_pending(&self.pool).await {
+                Ok(ids) => candidates.extend(ids),
+                Err(e) => tracing::debug!(error = %e, "polling for outcomes to apply failed"),
+            }
+        }
+        candidates.sort_unstable();
+        candidates.dedup();
+        let now = Instant::now();
+        for id in candidates {
+            {
+                let inner = self.inner.lock().unwrap();
+                if let Some(owned) = inner.owned.get(&id) {
+                    owned.wake.notify_one();
+                    continue;
+                }
+                if inner
+                    .elsewhere
+                    .get(&id)
+                    .is_some_and(|&t| now.duration_since(t) < RETRY_OWN)
+                {
+                    continue;
+                }
+            }
+            asked = true;
+            if store_apply::try_own(conn, id).await? {
+                tracing::debug!(experiment = id, "took ownership");
+                metrics::counter!("joust_ownerships_taken_total").increment(1);
+                self.spawn_applier(id);
+            } else {
+                self.inner.lock().unwrap().elsewhere.insert(id, now);
+            }
+        }
+        Ok(asked)
+    }
+
+    fn spawn_applier(self: &Arc<Self>, id: i64) {
+        let owned = Owned {
+            wake: Arc::new(Notify::new()),
+            alive: Arc::new(AtomicBool::new(true)),
+        };
+        let applier = Applier {
+            id,
+            owners: Arc::downgrade(self),
+            pool: self.pool.clone(),
+            cache: self.cache.clone(),
+            history: self.history.clone(),
+            wake: owned.wake.clone(),
+            alive: owned.alive.clone(),
+            ended: self.ended.clone(),
+        };
+        let mut inner = self.inner.lock().unwrap();
+        inner.elsewhere.remove(&id);
+        inner.owned.insert(id, owned);
+        tokio::spawn(applier.run());
+    }
+}
+
+impl Drop for Owners {
+    fn drop(&mut self) {
+        self.lose_all();
+    }
+}
+
+/// Opens the dedicated session, polls on a timer and takes nudges in between. Any error on the
+/// session drops every ownership (Postgres released the locks with the session) and opens a new
+/// session on a later turn.
+async fn ownership_loop(
+    owners: Weak<Owners>,
+    nudge: Arc<Notify>,
+    mut ended: mpsc::UnboundedReceiver<i64>,
+) {
+    let mut conn: Option<PgConnection> = None;
+    let mut last_poll = Instant::now();
+    let mut last_asked = Instant::now();
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(POLL_INTERVAL) => {}
+            _ = nudge.notified() => {}
+        }
+        let Some(owners) = owners.upgrade() else {
+            return;
+        };
+        if conn.is_none() {
+            match PgConnection::connect_with(&owners.pool.connect_options()).await {
+                Ok(c) => conn = Some(c),
+                Err(e) => {
+                    tracing::debug!(error = %e, "could not open the ownership session");
+                    continue;
+                }
+            }
+        }
+        let session = conn.as_mut().expect("opened above");
+        let poll = last_poll.elapsed() >= POLL_INTERVAL;
+        if poll {
+            last_poll = Instant::now();
+        }
+        let mut result = owners.turn(session, poll, &mut ended).await;
+        if matches!(result, Ok(false)) && last_asked.elapsed() >= KEEPALIVE {
+            result = session
+                .ping()
+                .await
+                .map(|()| true)
+                .map_err(StoreError::from);
+        }
+        match result {
+            Ok(true) => last_asked = Instant::now(),
+            Ok(false) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "the ownership session failed: giving up every ownership");
+                owners.lose_all();
+                conn = None;
+            }
+        }
+    }
+}
+
+/// The applier of one owned experiment.
+struct Applier {
+    id: i64,
+    owners: Weak<Owners>,
+    pool: sqlx::PgPool,
+    cache: Arc<Cache>,
+    history: Arc<HistoryClock>,
+    wake: Arc<Notify>,
+    alive: Arc<AtomicBool>,
+    ended: mpsc::UnboundedSender<i64>,
+}
+
+/// What one step of an applier found.
+enum Step {
+    /// Applied rows (or reloaded a stale state): there may be more.
+    More,
+    /// Nothing final to apply now.
+    Idle,
+    /// The experiment was deleted.
+    Gone,
+}
+
+impl Applier {
+    async fn run(self) {
+        while self.alive.load(Ordering::SeqCst) {
+            match self.step().await {
+                Ok(Step::More) => {}
+                Ok(Step::Gone) => {
+                    let _ = self.ended.send(self.id);
+                    return;
+                }
+                Ok(Step::Idle) => {
+                    // Outcomes acknowledged here but not yet final (an older transaction is
+                    // still running) are looked for again shortly; otherwise wait to be woken.
+                    let behind = self
+                        .owners
+                        .upgrade()
+                        .and_then(|o| o.acked(self.id))
+                        .zip(self.cache.get(self.id))
+                        .is_some_and(|(acked, snap)| acked > snap.applied_through);
+                    let wait = if behind {
+                        Duration::from_millis(2)
+                    } else {
+                        POLL_INTERVAL * 10
+                    };
+                    tokio::select! {
+                        _ = tokio::time::sleep(wait) => {}
+                        _ = self.wake.notified() => {}
+                    }
+                }
+                Err(e) => {
+                    metrics::counter!("joust_database_errors_total", "op" => "apply_outcomes")
+                        .increment(1);
+                    tracing::warn!(experiment = self.id, error = %e, "applying outcomes failed; retrying");
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+            }
+        }
+    }
+
+    async fn step(&self) -> Result<Step, EngineError> {
+        let base = match self.cache.get(self.id) {
+            Some(s) => s,
+            None => match self.load().await? {
+                Some(s) => s,
+                None => return Ok(Step::Gone),
+            },
+        };
+        let rows =
+            store_apply::pending(&self.pool, self.id, base.applied_through, MAX_APPLY).await?;
+        if rows.is_empty() {
+            return Ok(Step::Idle);
+        }
+        let n = rows.len();
+        match apply_outcomes(&self.pool, &self.history, base, rows).await? {
+            Applied::Written(snap) => {
+                metrics::histogram!("joust_apply_batch_size").record(n as f64);
+                self.cache.put(*snap);
+            }
+            Applied::Stale => {
+                if self.load().await?.is_none() {
+                    return Ok(Step::Gone);
+                }
+            }
+        }
+        Ok(Step::More)
+    }
+
+    /// Reads the experiment's state as stored, counts and cursor consistent with it, into the
+    /// cache; `None` when it was deleted.
+    async fn load(&self) -> Result<Option<Arc<Snapshot>>, EngineError> {
+        let stored = store::state::load_consistent(&self.pool, self.id).await?;
+        let Some(stored) = stored else {
+            self.cache.remove(self.id);
+            return Ok(None);
+        };
+        let k = stored.rankers.len();
+        let snap = offload::cpu(k, move || Snapshot::from_stored(stored)).await?;
+        self.cache.replace(snap);
+        Ok(self.cache.get(self.id))
+    }
+}

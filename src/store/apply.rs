@@ -1,0 +1,155 @@
+//! Applying acknowledged outcomes: the owner's queries. An outcome row is final once its
+//! inserting transaction's id (`xid`) is below the oldest transaction still running (the
+//! horizon): no row can commit below the horizon any more. The owner takes rows after its
+//! experiment's cursor and below the horizon, in (xid, duel id) order, and writes the state, the
+//! counts and the new cursor in one transaction, fenced by the state version it started from.
+
+use sqlx::{PgConnection, PgPool, Postgres, Row, Transaction};
+use uuid::Uuid;
+
+use super::StoreError;
+
+/// A position in the apply order: (inserting transaction id, duel id).
+pub type Cursor = (i64, Uuid);
+
+/// The oldest transaction still running, as a number comparable with `outcomes.xid`.
+const HORIZON: &str = "pg_snapshot_xmin(pg_current_snapshot())::text::bigint";
+
+/// One acknowledged outcome row, as the owner applies it.
+#[derive(Debug, Clone)]
+pub struct PendingRow {
+    pub at: Cursor,
+    pub first: i32,
+    pub second: i32,
+    /// `None` for a tie (and for a multi-ranker query, whose results are in `set`).
+    pub winner: Option<i32>,
+    /// A multi-ranker query's rankers and pair results.
+    pub set: Option<(Vec<i32>, Vec<i16>)>,
+}
+
+/// The experiment's final rows after `after`, in apply order, at most `limit`.
+pub async fn pending(
+    pool: &PgPool,
+    experiment: i64,
+    after: Cursor,
+    limit: i64,
+) -> Result<Vec<PendingRow>, StoreError> {
+    let sql = format!(
+        "SELECT xid, duel_id, first_idx, second_idx, winner_idx, rankers, results FROM outcomes
+         WHERE experiment_id = $1 AND (xid, duel_id) > ($2, $3) AND xid < {HORIZON}
+         ORDER BY xid, duel_id LIMIT $4"
+    );
+    let rows = sqlx::query(&sql)
+        .bind(experiment)
+        .bind(after.0)
+        .bind(after.1)
+        .bind(limit)
+        .fetch_all(pool)
+        .await?;
+    rows.iter()
+        .map(|r| {
+            let rankers: Option<Vec<i32>> = r.try_get("rankers")?;
+            let results: Option<Vec<i16>> = r.try_get("results")?;
+            Ok(PendingRow {
+                at: (r.try_get("xid")?, r.try_get("duel_id")?),
+                first: r.try_get("first_idx")?,
+                second: r.try_get("second_idx")?,
+                winner: r.try_get("winner_idx")?,
+                set: rankers.zip(results),
+            })
+        })
+        .collect()
+}
+
+/// Live experiments with final rows not yet applied: what an owner (or a would-be owner) polls.
+pub async fn experiments_with_pending(pool: &PgPool) -> Result<Vec<i64>, StoreError> {
+    let sql = format!(
+        "SELECT s.experiment_id FROM experiment_state s
+         JOIN experiments e ON e.id = s.experiment_id AND e.deleted_at IS NULL
+         WHERE EXISTS (SELECT 1 FROM outcomes o WHERE o.experiment_id = s.experiment_id
+                       AND (o.xid, o.duel_id) > (s.applied_xid, s.applied_duel)
+                       AND o.xid < {HORIZON})"
+    );
+    Ok(sqlx::query_scalar(&sql).fetch_all(pool).await?)
+}
+
+/// What one application writes to the experiment's state row.
+pub struct StateWrite<'a> {
+    pub experiment: i64,
+    /// The version the application started from; the write happens only if it is still current.
+    pub from_version: i64,
+    pub policy_state: &'a serde_json::Value,
+    pub applied: i64,
+    pub ties: i64,
+    pub through: Cursor,
+}
+
+/// Writes the state, the counters and the cursor if the version is still `from_version`, and
+/// logs the application; returns the new version, or `None` when someone else changed the state
+/// first (the transaction must then be rolled back).
+pub async fn write_state(
+    tx: &mut Transaction<'_, Postgres>,
+    w: &StateWrite<'_>,
+) -> Result<Option<i64>, StoreError> {
+    let version: Option<i64> = sqlx::query_scalar(
+        "UPDATE experiment_state SET version = version + 1, policy_state = $2,
+                outcomes_applied = outcomes_applied + $3, ties_applied = ties_applied + $4,
+                applied_xid = $5, applied_duel = $6, updated_at = now()
+         WHERE experiment_id = $1 AND version = $7 RETURNING version",
+    )
+    .bind(w.experiment)
+    .bind(w.policy_state)
+    .bind(w.applied)
+    .bind(w.ties)
+    .bind(w.through.0)
+    .bind(w.through.1)
+    .bind(w.from_version)
+    .fetch_optional(&mut **tx)
+    .await?;
+    if let Some(v) = version {
+        sqlx::query(
+            "INSERT INTO outcome_applies (experiment_id, version, through_xid, through_duel)
+             VALUES ($1, $2, $3, $4)",
+        )
+        .bind(w.experiment)
+        .bind(v)
+        .bind(w.through.0)
+        .bind(w.through.1)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(version)
+}
+
+/// Lets the transaction commit without waiting for its WAL to reach the disk (see
+/// `engine::apply` for why an application may).
+pub async fn commit_without_flush(tx: &mut Transaction<'_, Postgres>) -> Result<(), StoreError> {
+    sqlx::query("SET LOCAL synchronous_commit = off")
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Namespace of joust's advisory locks (the first key of the two-key form): "jous".
+const LOCK_NAMESPACE: i32 = 0x6a6f_7573;
+
+/// Takes the experiment's ownership on this session if no other session holds it.
+pub async fn try_own(conn: &mut PgConnection, experiment: i64) -> Result<bool, StoreError> {
+    Ok(
+        sqlx::query_scalar("SELECT pg_try_advisory_lock($1, $2::int)")
+            .bind(LOCK_NAMESPACE)
+            .bind(experiment as i32)
+            .fetch_one(conn)
+            .await?,
+    )
+}
+
+/// Gives the experiment's ownership up.
+pub async fn disown(conn: &mut PgConnection, experiment: i64) -> Result<(), StoreError> {
+    sqlx::query("SELECT pg_advisory_unlock($1, $2::int)")
+        .bind(LOCK_NAMESPACE)
+        .bind(experiment as i32)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
