@@ -17,7 +17,7 @@
 //! changes P by one binomial term ([`super::beta::prob_above_half_step`]), and the table keeps
 //! that unrounded running value. Its rounding error since the last exact computation stays far
 //! below [`GUARD`] (the exact value is computed again whenever the pair's count is a multiple of
-//! [`EXACT_EVERY`], so at most 63 steps of an f64 sum with error about 2^-53 each); so when the
+//! [`EXACT_EVERY`], so at most 63 steps of an f64 sum with error about 2^-54 each); so when the
 //! running value is more than [`GUARD`] from a rounding boundary, it rounds as the exact value
 //! does, and when it is closer (about one update in 128) the exact value is computed. Rounding
 //! moves a Thompson draw's probability by at most 2^-31: nothing a run can detect.
@@ -31,7 +31,9 @@ use crate::bandit::{Arm, View};
 pub const RESOLUTION: f64 = (1u64 << 30) as f64;
 
 /// A running value this close to a rounding boundary is replaced by the exact one before
-/// rounding: 2^-38, over ten times the worst rounding error of [`EXACT_EVERY`] steps.
+/// rounding: 2^-38. The 63 additions at most between exact values round by about 2^-47 in all,
+/// and over 200,000 outcomes of a close pair the running value stays within 2^-40 of the exact
+/// one (`beta.rs`'s tests), the exact one's own error included.
 pub const GUARD: f64 = 1.0 / (1u64 << 38) as f64;
 
 /// The exact value is computed when a pair's count (wins both ways plus the prior's two) is a
