@@ -291,6 +291,10 @@ mod tests {
         let mut rng = BanditRng::seed_from_u64(2);
         let spec = PolicySpec::parse_cli("rucb").unwrap();
         let mut state = BanditState::new(&spec, 2, TieRule::Ignore, &mut rng).unwrap();
+        // RUCB's own choices: the decision's confirmation layer would replace its self-duels.
+        state.set_decision_settings(
+            crate::bandit::DecisionSettings::default().without_confirmation(),
+        );
         for _ in 0..10 {
             state
                 .record(Pair::new(0, 1), Outcome::FirstWins, &mut rng)
