@@ -185,7 +185,7 @@ async fn an_mslr_experiment_decides_posts_a_signed_decided_event_and_concludes_i
     let (receiver, url) = Receiver::start(0).await;
     let (m, arms, best) = mslr_subset();
     let names: Vec<String> = arms.iter().map(|&a| ranker_name(a)).collect();
-    let min_outcomes = 3000;
+    let min_outcomes = 1000;
     let (s, created) = app
         .post(
             "/v1/experiments",
@@ -229,8 +229,11 @@ async fn an_mslr_experiment_decides_posts_a_signed_decided_event_and_concludes_i
         if e["status"] == "concluded" {
             break e;
         }
+        // It concluded after 59,500 and 72,000 duels in two runs (most of them self-duels of
+        // the champion, which are no evidence); the bound leaves room for slower draws and
+        // fails in about a minute and a half when the decision never comes.
         assert!(
-            played < 60_000,
+            played < 400_000,
             "not concluded after {played} duels: {d} {}",
             e["rankers"]
         );
