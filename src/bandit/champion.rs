@@ -5,9 +5,9 @@
 //! the arms it dropped, so global counts would favour arms that merely played weak opponents.
 //!
 //! Confidence intervals are the decision's anytime-valid confidence sequences
-//! ([`super::decision`]), with delta (5% unless the experiment sets another) split over every
-//! pair of active arms, so `confident` is wrong with probability at most delta however often
-//! anyone looks at the report and whatever pairs the policy chose to compare.
+//! ([`super::decision`]) of the Condorcet decision (delta, 5% unless the experiment sets
+//! another, halved and split over the active arms), so `confident` is wrong with probability at
+//! most delta / 2 however often anyone looks at the report and whatever pairs the policy chose.
 
 use serde::{Deserialize, Serialize};
 
@@ -30,7 +30,7 @@ pub struct PreferenceEstimate {
 /// Estimate of P(i beats j) for an experiment with `k_active` active arms, at the default
 /// [`DELTA`]. With no comparisons the estimate is 1/2 with the whole [0, 1] as its interval.
 pub fn estimate(view: &View, i: Arm, j: Arm, k_active: usize) -> PreferenceEstimate {
-    estimate_with(view, i, j, &Boundary::for_pairs(DELTA, k_active))
+    estimate_with(view, i, j, &Boundary::condorcet(DELTA, k_active))
 }
 
 /// Estimate of P(i beats j) with the confidence sequence `boundary`.
@@ -108,7 +108,7 @@ pub fn report(
         .filter(|c| !c.is_empty())
         .unwrap_or_else(|| active.clone());
     let k_active = active.len();
-    let boundary = Boundary::for_pairs(delta, k_active);
+    let boundary = Boundary::condorcet(delta, k_active);
     let any_evidence = view.wins.total_wins() > 0 || view.wins.total_ties() > 0;
 
     let beats = |i: Arm, j: Arm| view.count(i, j) > 0.0 && view.score(i, j) > view.score(j, i);

@@ -142,14 +142,18 @@ impl BanditState {
         self.active.iter().filter(|a| **a).count()
     }
 
-    /// The next duel (read-only): a confirmation duel of the decision layer, or the policy's.
+    /// The next duel (read-only): the policy's, or in place of its self-duel of an arm not yet
+    /// decided, a confirmation duel of the decision layer.
     #[inline]
     pub fn select<R: Rng + ?Sized>(&self, rng: &mut R) -> Pair {
         let view = self.view();
-        if let Some(pair) = self.decision.confirmation(&view, rng) {
-            return pair;
+        let pair = self.policy.select(&view, rng);
+        if pair.first == pair.second
+            && let Some(confirmation) = self.decision.confirmation(&view, pair.first, rng)
+        {
+            return confirmation;
         }
-        self.policy.select(&view, rng)
+        pair
     }
 
     fn check_arm(&self, arm: Arm) -> Result<(), StateError> {
@@ -217,10 +221,13 @@ impl BanditState {
     pub fn select_set<R: Rng + ?Sized>(&self, m: usize, rng: &mut R) -> SetChoice {
         multi::check_size(m, self.policy.max_rankers_per_query())?;
         let view = self.view();
-        if let Some(pair) = self.decision.confirmation(&view, rng) {
-            return Ok(multi::pair_set(pair));
+        let set = self.policy.select_set(&view, m, rng)?;
+        if let [only] = set[..]
+            && let Some(confirmation) = self.decision.confirmation(&view, only, rng)
+        {
+            return Ok(multi::pair_set(confirmation));
         }
-        self.policy.select_set(&view, m, rng)
+        Ok(set)
     }
 
     /// Records every preference one shown list produced, once: `shown` is the set as

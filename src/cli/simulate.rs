@@ -16,7 +16,13 @@
 //! multileaved list. Every `--letor` run also reports what users saw: clicks per query and the
 //! NDCG@10 of the shown lists.
 //!
-//! Writes `summary.json`, `curves.csv`, `regret.{svg,png}` and `accuracy.{svg,png}` into DIR.
+//! Every run also measures decisions (`bandit::decide`): at each checkpoint whether the run is
+//! decided and whether wrongly, and the step at which it decided. The decision settings of a
+//! policy go in its spec: `confirmation=false`, `max_confirmation_share=S`, `decision_delta=D`,
+//! `decision_epsilon=E` (e.g. `auto:confirmation=false`).
+//!
+//! Writes `summary.json`, `curves.csv`, `regret.{svg,png}`, `accuracy.{svg,png}` and
+//! `decisions.{svg,png}` into DIR.
 
 use std::path::{Path, PathBuf};
 
@@ -74,7 +80,8 @@ pub struct SimulateArgs {
     pub tau: Option<f64>,
 
     /// A policy spec `name[:key=value,...]`, e.g. `merge_dts:alpha=0.262144,batch_size=16`.
-    /// Repeat to compare several policies.
+    /// Repeat to compare several policies. The decision settings may be given among the keys:
+    /// confirmation=false, max_confirmation_share=S, decision_delta=D, decision_epsilon=E.
     #[arg(long = "policy", value_name = "SPEC", required = true)]
     pub policies: Vec<String>,
 
@@ -253,6 +260,22 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
         println!(
             "{:<50} {:>12.0} steps/s/thread   regret {:>12.1} +- {:<10.1} accuracy {:.2}",
             p.policy, p.steps_per_second, last.regret_mean, last.regret_stderr, last.accuracy
+        );
+        let wrong_max = p
+            .checkpoints
+            .iter()
+            .map(|c| c.decided_wrong)
+            .fold(0.0, f64::max);
+        println!(
+            "{:<50} decided {:.2} at {}, wrong at most {:.3} over the checkpoints{}",
+            "",
+            last.decided,
+            summary.steps,
+            wrong_max,
+            p.decided_at.map_or_else(String::new, |d| format!(
+                "; {} runs decided at step {} (median), {}..{}",
+                d.runs, d.median, d.min, d.max
+            ))
         );
         if let (Some(clicks), Some(ndcg)) = (last.clicks, last.shown_ndcg) {
             println!(

@@ -25,9 +25,16 @@
 //! from that time; a beta-binomial mixture would be tighter only for preferences far from 1/2,
 //! which separate quickly anyway. Closeness to 1/2 is what costs comparisons.
 //!
-//! **Union.** A decision reads the bounds of every pair of active arms at once, and which pairs
-//! matter depends on the data (whatever champion they pick), so alpha is delta split over all
-//! K (K - 1) / 2 unordered pairs of the active arms ([`pair_alpha`]).
+//! **Union.** Which pairs a decision reads depends on the data (whatever champion they pick), but
+//! the pairs whose error makes a Condorcet decision wrong do not: naming arm c wrongly needs
+//! c's lower bound above 1/2 - epsilon against one rival j_c that in truth beats it by more than
+//! epsilon (fix one such j_c per arm from the true matrix; with a Condorcet winner w, j_c = w).
+//! That is one crossing of one of K fixed one-sided sequences, so splitting delta / 2 over K
+//! arms bounds the probability that *any* Condorcet decision, whichever arm the data name, is
+//! ever wrong by delta / 2 ([`Boundary::condorcet`]); the same event covers "the Condorcet
+//! winner is confidently beaten", so it stays among the possible best. A Copeland decision reads
+//! every pair, so it splits the other delta / 2 over all K (K - 1) / 2 pairs
+//! ([`Boundary::all_pairs`]). Together: wrong with probability at most delta.
 //!
 //! **Tuning.** rho sets the intrinsic time at which the boundary is tightest; it is chosen, for a
 //! given alpha, to minimise the boundary at [`TUNED_COMPARISONS`] comparisons (the first-order
@@ -38,11 +45,17 @@
 /// 10^7 outcomes turn on pairs compared some 10^3 to 10^5 times.
 pub const TUNED_COMPARISONS: f64 = 10_000.0;
 
-/// Error probability of each pair's confidence sequence when `delta` is split over the pairs of
-/// `k` arms.
+/// Error probability of each pair's confidence sequence when half of `delta` is split over the
+/// pairs of `k` arms (the Copeland decision's share).
 pub fn pair_alpha(delta: f64, k: usize) -> f64 {
     let pairs = (k * k.saturating_sub(1) / 2).max(1);
-    delta / pairs as f64
+    delta / 2.0 / pairs as f64
+}
+
+/// Error probability of each pair's confidence sequence when half of `delta` is split over `k`
+/// arms (the Condorcet decision's share).
+pub fn arm_alpha(delta: f64, k: usize) -> f64 {
+    delta / 2.0 / k.max(1) as f64
 }
 
 /// The normal-mixture boundary at one error probability.
@@ -74,9 +87,25 @@ impl Boundary {
         }
     }
 
-    /// The boundary for `delta` split over the pairs of `k` arms.
-    pub fn for_pairs(delta: f64, k: usize) -> Self {
+    /// The boundary of the Condorcet decision, the possible-best set and the champion report:
+    /// delta / 2 split over `k` arms.
+    pub fn condorcet(delta: f64, k: usize) -> Self {
+        Boundary::new(arm_alpha(delta, k))
+    }
+
+    /// The boundary of the Copeland decision: delta / 2 split over the pairs of `k` arms.
+    pub fn all_pairs(delta: f64, k: usize) -> Self {
         Boundary::new(pair_alpha(delta, k))
+    }
+
+    /// `n` times the radius: the margin |score - n p| must exceed (0 with no comparisons).
+    #[inline]
+    pub fn margin(&self, n: f64) -> f64 {
+        if n <= 0.0 {
+            return 0.0;
+        }
+        let v = n / 4.0 + self.rho;
+        (v * (self.log_term + (v / self.rho).ln())).sqrt()
     }
 
     /// Half-width of the confidence interval for the preference after `n` comparisons (infinite
@@ -149,7 +178,7 @@ mod tests {
 
     #[test]
     fn comparisons_for_inverts_the_radius() {
-        let b = Boundary::for_pairs(0.05, 136);
+        let b = Boundary::condorcet(0.05, 136);
         for r in [0.3, 0.05, 0.01, 0.002] {
             let n = b.comparisons_for(r).unwrap();
             assert!(b.radius(n) <= r && b.radius(n - 1.0) > r, "{r}: {n}");

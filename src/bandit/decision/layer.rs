@@ -1,21 +1,23 @@
-//! The confirmation layer: over any policy, when the evidence points to a candidate champion
-//! that is not yet decided, a share of the duels compares the candidate with the rival it is
-//! least separated from (LUCB's choice of duel), so that a policy that stopped comparing its
-//! champion with some rivals (MergeDTS once its batches merge, any policy that duels its
-//! champion with itself) still reaches a decision.
+//! The confirmation layer: over any policy, when the policy compares an arm with itself (the
+//! duel a policy spends on its champion once it believes in it: no evidence, only exploitation)
+//! and that arm is not yet decided, a share of those duels compares it instead with the rival it
+//! is least separated from (LUCB's choice of duel). A policy that stopped comparing its champion
+//! with some rivals (MergeDTS once its batches merge; DTS, Self-Sparring and `auto` once their
+//! draws agree) thereby still reaches a decision, and the evidence is bought only once the policy
+//! itself has settled on a champion, so early exploration is left to the policy.
 //!
 //! It lives in [`crate::bandit::BanditState`]'s `select` and `select_set` and keeps the policy
 //! contract: it reads the win matrix and the [`Tracker`] (derived from it, updated in `record`),
-//! never changes anything when selecting, and draws its randomness from the RNG passed in, so a
-//! state restored from JSON chooses exactly as the state it was saved from.
+//! never changes anything when selecting, and draws its randomness from the RNG passed in, after
+//! the policy's own draws, so a state restored from JSON chooses exactly as the state it was
+//! saved from.
 //!
-//! **Rate.** Each selection, while the layer has work (on, not decided), draws one uniform; below
-//! `max_confirmation_share` the duel is a confirmation, else the policy chooses. The share of
-//! duels it takes is therefore at most `max_confirmation_share` in expectation, and zero once
-//! decided. The comparisons a decision needs are set by the gaps and the boundary, whoever asks
-//! for them, so the share mostly sets how soon they are gathered; its regret is that of those
-//! comparisons: a rival close to the champion needs many comparisons but costs little per duel,
-//! a clearly worse one costs more but separates in few.
+//! **Rate.** Each self-duel of an undecided arm that no rival confidently beats is replaced with
+//! probability `max_confirmation_share`, so at most that share of all duels are confirmations
+//! (in expectation), and none once decided. The comparisons a decision needs are set by the gaps
+//! and the boundary, whoever asks for them; the share sets how soon they are gathered. Their
+//! regret is that of those comparisons: a rival close to the champion needs many but costs little
+//! per duel, a clearly worse one costs more per duel but separates in few.
 
 use rand::Rng;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -110,19 +112,25 @@ impl DecisionLayer {
         self.with_tracker(view, |t| t.condorcet_decided())
     }
 
-    /// The confirmation duel to take instead of the policy's, if any (read-only).
-    pub fn confirmation<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Option<Pair> {
+    /// The confirmation duel to take instead of the policy's self-duel of `champion`, if any
+    /// (read-only).
+    pub fn confirmation<R: Rng + ?Sized>(
+        &self,
+        view: &View,
+        champion: Arm,
+        rng: &mut R,
+    ) -> Option<Pair> {
         if !self.settings.confirmation {
             return None;
         }
         self.with_tracker(view, |t| {
-            if t.condorcet_decided() {
+            if t.condorcet_decided() || t.is_beaten(champion) {
                 return None;
             }
             if rng.random::<f64>() >= self.settings.max_confirmation_share {
                 return None;
             }
-            let candidate = t.candidate(view)?;
+            let candidate = champion;
             let rival = t.weakest_rival(view, candidate)?;
             // Either order: a position bias of the interleaving falls on both sides alike.
             Some(if rng.random::<bool>() {
@@ -131,5 +139,188 @@ impl DecisionLayer {
                 Pair::new(rival, candidate)
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, SeedableRng};
+
+    use super::*;
+    use crate::bandit::testing::view_of;
+    use crate::bandit::{BanditRng, BanditState, Outcome, PolicySpec, TieRule, WinMatrix};
+
+    /// Arm 0 leads arm 1 narrowly and arm 2 clearly: undecided, 1 is the weakest rival.
+    fn undecided() -> WinMatrix {
+        let mut w = WinMatrix::new(3);
+        w.add_wins(0, 1, 52);
+        w.add_wins(1, 0, 48);
+        w.add_wins(0, 2, 900);
+        w.add_wins(2, 0, 100);
+        w
+    }
+
+    #[test]
+    fn confirmations_take_at_most_the_share_and_meet_the_weakest_rival() {
+        let w = undecided();
+        let active = [true; 3];
+        let view = view_of(&w, &active);
+        let share = 0.3;
+        let mut layer = DecisionLayer::new(DecisionSettings {
+            max_confirmation_share: share,
+            ..Default::default()
+        });
+        layer.rebuild(&view);
+        let mut rng = BanditRng::seed_from_u64(5);
+        let draws = 20_000;
+        let mut taken = 0;
+        for _ in 0..draws {
+            if let Some(pair) = layer.confirmation(&view, 0, &mut rng) {
+                taken += 1;
+                assert!(
+                    pair == Pair::new(0, 1) || pair == Pair::new(1, 0),
+                    "{pair:?}"
+                );
+            }
+        }
+        // A binomial at the share: within 4 standard errors either way.
+        let rate = taken as f64 / draws as f64;
+        let se = (share * (1.0 - share) / draws as f64).sqrt();
+        assert!((rate - share).abs() < 4.0 * se, "rate {rate}");
+        // Off: never. A champion some rival confidently beats: never.
+        let off = DecisionLayer::new(DecisionSettings::default().without_confirmation());
+        assert!((0..1000).all(|_| off.confirmation(&view, 0, &mut rng).is_none()));
+        assert!((0..1000).all(|_| layer.confirmation(&view, 2, &mut rng).is_none()));
+    }
+
+    #[test]
+    fn no_confirmation_once_decided() {
+        let mut w = undecided();
+        w.add_wins(0, 1, 20_000);
+        w.add_wins(1, 0, 10_000);
+        let active = [true; 3];
+        let view = view_of(&w, &active);
+        let layer = DecisionLayer::new(DecisionSettings {
+            max_confirmation_share: 1.0,
+            ..Default::default()
+        });
+        assert!(layer.condorcet_decided(&view));
+        let mut rng = BanditRng::seed_from_u64(1);
+        assert!((0..1000).all(|_| layer.confirmation(&view, 0, &mut rng).is_none()));
+    }
+
+    /// Five arms: arm 0 beats every other with probability 0.56, the others are even.
+    struct Five;
+
+    impl Five {
+        fn k(&self) -> usize {
+            5
+        }
+
+        fn duel(&self, i: Arm, j: Arm, rng: &mut BanditRng) -> bool {
+            let p = if i == 0 {
+                0.56
+            } else if j == 0 {
+                0.44
+            } else {
+                0.5
+            };
+            rng.random::<f64>() < p
+        }
+    }
+
+    /// MergeDTS duels its champion with itself once one batch remains; the layer turns a share
+    /// of those into confirmations until decided, and a state restored from JSON (tracker not
+    /// persisted) chooses exactly the same duels.
+    #[test]
+    fn a_policy_that_self_duels_reaches_a_decision_and_replays_exactly() {
+        let m = Five;
+        let spec =
+            PolicySpec::parse_cli("merge_dts:alpha=0.262144,batch_size=16,c=400000").unwrap();
+        let mut rng = BanditRng::seed_from_u64(11);
+        let mut state = BanditState::new(&spec, m.k(), TieRule::Ignore, &mut rng).unwrap();
+        let mut plain = state.clone();
+        plain.set_decision_settings(DecisionSettings::default().without_confirmation());
+        let play = |state: &mut BanditState, rng: &mut BanditRng, steps: usize| {
+            for _ in 0..steps {
+                let p = state.select(rng);
+                let outcome = if p.first == p.second {
+                    Outcome::Tie
+                } else if m.duel(p.first, p.second, rng) {
+                    Outcome::FirstWins
+                } else {
+                    Outcome::SecondWins
+                };
+                state.record(p, outcome, rng).unwrap();
+            }
+        };
+        let mut plain_rng = rng.clone();
+        play(&mut plain, &mut plain_rng, 20_000);
+        assert!(
+            !plain.condorcet_decided(),
+            "MergeDTS alone gathers too little"
+        );
+        let mut confirmations = 0;
+        for _ in 0..20 {
+            play(&mut state, &mut rng, 1_000);
+            let restored: BanditState =
+                serde_json::from_str(&serde_json::to_string(&state).unwrap()).unwrap();
+            assert_eq!(restored, state);
+            let (mut r1, mut r2) = (BanditRng::seed_from_u64(4), BanditRng::seed_from_u64(4));
+            for _ in 0..200 {
+                let (a, b) = (state.select(&mut r1), restored.select(&mut r2));
+                assert_eq!(a, b);
+                confirmations += (a.first != a.second) as usize;
+            }
+        }
+        assert!(confirmations > 0);
+        play(&mut state, &mut rng, 100_000);
+        let d = state.decision();
+        assert!(d.decided && d.champion == Some(0), "{d:?}");
+        // Decided: the policy's self-duels are left alone.
+        assert!((0..1000).all(|_| {
+            let p = state.select(&mut rng);
+            p.first == p.second
+        }));
+    }
+
+    /// A/A: every pair is a fair coin. Whatever the policy compares (adaptive sampling), watched
+    /// after every outcome (continuous monitoring), a decision is ever made in at most delta of
+    /// the experiments (a sampling allowance of 3 standard errors of a binomial at delta).
+    #[test]
+    fn identical_rankers_are_decided_in_at_most_delta_of_experiments() {
+        let delta = 0.2;
+        let settings = DecisionSettings {
+            delta,
+            ..Default::default()
+        };
+        let experiments = 300;
+        let mut decided = 0;
+        for seed in 0..experiments {
+            let mut rng = BanditRng::seed_from_u64(seed);
+            let k = 2 + (seed as usize % 4);
+            let policy = ["rucb", "self_sparring"][seed as usize % 2];
+            let mut state =
+                BanditState::new(&PolicySpec::new(policy), k, TieRule::Ignore, &mut rng).unwrap();
+            state.set_decision_settings(settings);
+            for _ in 0..3_000 {
+                let p = state.select(&mut rng);
+                let outcome = if p.first == p.second {
+                    Outcome::Tie
+                } else if rng.random::<bool>() {
+                    Outcome::FirstWins
+                } else {
+                    Outcome::SecondWins
+                };
+                state.record(p, outcome, &mut rng).unwrap();
+                if state.condorcet_decided() {
+                    decided += 1;
+                    break;
+                }
+            }
+        }
+        let rate = decided as f64 / experiments as f64;
+        let se = (delta * (1.0 - delta) / experiments as f64).sqrt();
+        assert!(rate <= delta + 3.0 * se, "rate {rate}");
     }
 }

@@ -9,7 +9,7 @@ mod settings;
 mod tracker;
 mod verdict;
 
-pub use confidence::{Boundary, TUNED_COMPARISONS, pair_alpha};
+pub use confidence::{Boundary, TUNED_COMPARISONS, arm_alpha, pair_alpha};
 pub use layer::DecisionLayer;
 pub use settings::{DEFAULT_DELTA, DEFAULT_MAX_CONFIRMATION_SHARE, DecisionSettings};
 pub use verdict::{Contender, Decision, DecisionKind, MissingEvidence, decide};

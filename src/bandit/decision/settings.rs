@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 pub const DEFAULT_DELTA: f64 = 0.05;
 
 /// Default cap on the share of duels the confirmation layer takes.
-pub const DEFAULT_MAX_CONFIRMATION_SHARE: f64 = 0.25;
+pub const DEFAULT_MAX_CONFIRMATION_SHARE: f64 = 0.5;
 
 /// One experiment's decision settings. Every field may be omitted in JSON (its default applies).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -1,19 +1,22 @@
-//! Per-arm counts of the decision's confident statements, kept up to date outcome by outcome so
-//! that the confirmation layer and the simulator can ask "decided yet?" and "whom should the
-//! candidate meet?" without the O(K^2) pass of [`super::decide`].
+//! Per-arm counts of the Condorcet decision's confident statements, kept up to date outcome by
+//! outcome so that the confirmation layer and the simulator can ask "decided yet?" and "whom
+//! should the champion meet?" without the O(K^2) pass of [`super::decide`].
 //!
-//! Each pair's bounds depend only on that pair's counts (delta is split over the pairs of the
-//! active arms, a number that changes only when arms are added or retired), so one outcome
-//! changes the statements of one pair: `record` subtracts the pair's contribution before the
-//! outcome and adds it back after. Arms added or retired, or new settings, rebuild everything.
-//! The tracker is derived from the win matrix alone, never persisted, and a state rebuilt from
-//! JSON rebuilds it to the same values (all counts are exact in f64: sums of halves).
+//! Each pair's bounds depend only on that pair's counts (delta is split over the active arms, a
+//! number that changes only when arms are added or retired), so one outcome changes the
+//! statements of one pair: `record` subtracts the pair's contribution before the outcome and adds
+//! it back after. Arms added or retired, or new settings, rebuild everything. The tracker is
+//! derived from the win matrix alone and never persisted; a state rebuilt from JSON rebuilds it
+//! to the same values.
 
 use super::confidence::Boundary;
 use super::settings::DecisionSettings;
 use crate::bandit::{Arm, View};
 
-/// The confident statements of the decision, per arm.
+/// Most arms for which every pair's lower bound is kept (4 MB at this size).
+pub const KEPT_BOUNDS: usize = 1024;
+
+/// The confident statements of the Condorcet decision, per arm and per pair.
 #[derive(Debug, Clone)]
 pub struct Tracker {
     /// What it was built for: arms in all, active arms, and the settings' delta and epsilon.
@@ -28,17 +31,9 @@ pub struct Tracker {
     beaten: Vec<u32>,
     /// Arms whose `holds` covers every other active arm: decided Condorcet winners.
     full: usize,
-    /// Score and comparisons of the arm against all active arms (a tie-break for the candidate).
-    score: Vec<f64>,
-    count: Vec<f64>,
-}
-
-/// One pair's share of the counts.
-struct Share {
-    holds: (bool, bool),
-    beaten: (bool, bool),
-    score: (f64, f64),
-    count: f64,
+    /// Entry `i * k + j`: the lower bound of P(i beats j) (-inf with no comparison), kept up to
+    /// [`KEPT_BOUNDS`] arms (4 k^2 bytes); above, bounds are computed when asked.
+    lower: Option<Vec<f32>>,
 }
 
 impl Tracker {
@@ -51,22 +46,18 @@ impl Tracker {
             active: active.len(),
             delta: settings.delta,
             epsilon: settings.epsilon,
-            boundary: Boundary::for_pairs(settings.delta, active.len()),
+            boundary: Boundary::condorcet(settings.delta, active.len()),
             holds: vec![0; k],
             beaten: vec![0; k],
             full: 0,
-            score: vec![0.0; k],
-            count: vec![0.0; k],
+            lower: (k <= KEPT_BOUNDS).then(|| vec![f32::NEG_INFINITY; k * k]),
         };
         for (x, &i) in active.iter().enumerate() {
             for &j in &active[x + 1..] {
-                t.apply(view, i, j, 1);
+                t.apply(view, i, j, true);
             }
         }
-        t.full = active
-            .iter()
-            .filter(|&&a| t.holds[a] as usize + 1 == t.active)
-            .count();
+        t.full = active.iter().filter(|&&a| t.is_full(a)).count();
         t
     }
 
@@ -76,37 +67,45 @@ impl Tracker {
         self.k == view.k() && self.delta == settings.delta && self.epsilon == settings.epsilon
     }
 
-    fn share(&self, view: &View, i: Arm, j: Arm) -> Share {
-        let n = view.count(i, j);
-        let s = view.score(i, j);
-        let lower_i = self.boundary.lower(s, n);
-        let lower_j = self.boundary.lower(n - s, n);
-        let eps = self.epsilon;
-        Share {
-            holds: (lower_i > 0.5 - eps, lower_j > 0.5 - eps),
-            beaten: (lower_j > 0.5 + eps, lower_i > 0.5 + eps),
-            score: (s, n - s),
-            count: n,
+    /// The lower bound of P(i beats j).
+    #[inline]
+    fn lower_bound(&self, view: &View, i: Arm, j: Arm) -> f32 {
+        match &self.lower {
+            Some(lower) => lower[i * self.k + j],
+            None => self.boundary.lower(view.score(i, j), view.count(i, j)) as f32,
         }
     }
 
-    /// Adds (`sign` 1) or removes (`sign` -1) the pair's share.
-    fn apply(&mut self, view: &View, i: Arm, j: Arm, sign: i32) {
-        let s = self.share(view, i, j);
-        let f = sign as f64;
-        let add = |v: &mut u32, on: bool| {
+    /// Adds (`add`) or removes the statements of the pair (`i`, `j`).
+    fn apply(&mut self, view: &View, i: Arm, j: Arm, add: bool) {
+        let n = view.count(i, j);
+        let (si, sj) = (view.score(i, j), view.score(j, i));
+        let margin = self.boundary.margin(n);
+        let eps = self.epsilon;
+        let over = |s: f64, at: f64| n > 0.0 && s - n * at > margin;
+        let hold_i = over(si, 0.5 - eps);
+        let hold_j = over(sj, 0.5 - eps);
+        let beats_i = over(sj, 0.5 + eps);
+        let beats_j = over(si, 0.5 + eps);
+        let step = |v: &mut u32, on: bool| {
             if on {
-                *v = (*v as i64 + sign as i64) as u32;
+                *v = if add { *v + 1 } else { *v - 1 };
             }
         };
-        add(&mut self.holds[i], s.holds.0);
-        add(&mut self.holds[j], s.holds.1);
-        add(&mut self.beaten[i], s.beaten.0);
-        add(&mut self.beaten[j], s.beaten.1);
-        self.score[i] += f * s.score.0;
-        self.score[j] += f * s.score.1;
-        self.count[i] += f * s.count;
-        self.count[j] += f * s.count;
+        step(&mut self.holds[i], hold_i);
+        step(&mut self.holds[j], hold_j);
+        step(&mut self.beaten[i], beats_i);
+        step(&mut self.beaten[j], beats_j);
+        let k = self.k;
+        if add && let Some(lower) = self.lower.as_mut() {
+            let (li, lj) = if n > 0.0 {
+                ((si - margin) / n, (sj - margin) / n)
+            } else {
+                (f64::NEG_INFINITY, f64::NEG_INFINITY)
+            };
+            lower[i * k + j] = li as f32;
+            lower[j * k + i] = lj as f32;
+        }
     }
 
     fn is_full(&self, arm: Arm) -> bool {
@@ -116,12 +115,12 @@ impl Tracker {
     /// Call before the counts of the pair (`i`, `j`) of distinct active arms change.
     pub fn before(&mut self, view: &View, i: Arm, j: Arm) {
         self.full -= self.is_full(i) as usize + self.is_full(j) as usize;
-        self.apply(view, i, j, -1);
+        self.apply(view, i, j, false);
     }
 
     /// Call after the counts of the pair (`i`, `j`) changed.
     pub fn after(&mut self, view: &View, i: Arm, j: Arm) {
-        self.apply(view, i, j, 1);
+        self.apply(view, i, j, true);
         self.full += self.is_full(i) as usize + self.is_full(j) as usize;
     }
 
@@ -130,37 +129,20 @@ impl Tracker {
         self.active >= 2 && self.full > 0
     }
 
-    /// The arm the evidence points to: not confidently beaten, confidently not worse than the
-    /// most rivals (at least one), then the highest share of its comparisons won.
-    pub fn candidate(&self, view: &View) -> Option<Arm> {
-        let rate = |a: Arm| {
-            if self.count[a] > 0.0 {
-                self.score[a] / self.count[a]
-            } else {
-                0.0
-            }
-        };
-        view.active_arms()
-            .filter(|&a| self.beaten[a] == 0 && self.holds[a] > 0)
-            .max_by(|&a, &b| {
-                self.holds[a]
-                    .cmp(&self.holds[b])
-                    .then(rate(a).total_cmp(&rate(b)))
-                    .then(b.cmp(&a))
-            })
+    /// Whether some rival confidently beats `arm` by more than epsilon.
+    pub fn is_beaten(&self, arm: Arm) -> bool {
+        self.beaten[arm] > 0
     }
 
-    /// The rival the candidate most needs evidence against (LUCB's choice): the active rival
-    /// with the lowest lower bound among those it is not yet separated from; never-compared
-    /// rivals first.
-    pub fn weakest_rival(&self, view: &View, candidate: Arm) -> Option<Arm> {
-        let eps = self.epsilon;
-        let mut best: Option<(f64, Arm)> = None;
-        for j in view.active_arms().filter(|&j| j != candidate) {
-            let lower = self
-                .boundary
-                .lower(view.score(candidate, j), view.count(candidate, j));
-            if lower > 0.5 - eps {
+    /// The rival `champion` most needs evidence against (LUCB's choice): the active rival with
+    /// the lowest lower bound among those it does not yet hold against; never-compared rivals
+    /// first. O(K) reads of kept bounds.
+    pub fn weakest_rival(&self, view: &View, champion: Arm) -> Option<Arm> {
+        let at = (0.5 - self.epsilon) as f32;
+        let mut best: Option<(f32, Arm)> = None;
+        for j in view.active_arms().filter(|&j| j != champion) {
+            let lower = self.lower_bound(view, champion, j);
+            if lower > at {
                 continue;
             }
             if best.is_none_or(|(b, _)| lower < b) {
@@ -216,13 +198,13 @@ mod tests {
                     (fresh.holds, fresh.beaten)
                 );
                 assert_eq!(t.full, fresh.full);
-                assert_eq!(t.score, fresh.score);
+                assert_eq!(t.lower, fresh.lower);
                 let d = decide(&view_of(&w, &active), &settings);
                 assert_eq!(t.condorcet_decided(), d.champion.is_some());
             }
         }
         assert!(t.condorcet_decided());
-        assert_eq!(t.candidate(&view_of(&w, &active)), Some(0));
+        assert!(!t.is_beaten(0) && t.is_beaten(1));
     }
 
     #[test]
@@ -235,7 +217,6 @@ mod tests {
         let active = [true; 4];
         let view = view_of(&w, &active);
         let t = Tracker::build(&view, &DecisionSettings::default());
-        assert_eq!(t.candidate(&view), Some(0));
         assert_eq!(t.weakest_rival(&view, 0), Some(3));
         w.add_wins(0, 3, 1000);
         let view = view_of(&w, &active);

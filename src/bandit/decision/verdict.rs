@@ -2,9 +2,10 @@
 //! 1 - delta, and, until then, which rankers may still be best and what evidence each lacks.
 //!
 //! Computed from the win matrix and the active arms only, so it is the same whatever the policy.
-//! Every bound is a confidence sequence of [`super::confidence`] with delta split over all pairs
-//! of active arms: with probability at least 1 - delta every bound holds at every time at once,
-//! and then each statement below is true.
+//! Every bound is a confidence sequence of [`super::confidence`]: the Condorcet statements use
+//! delta / 2 split over the active arms, the Copeland ones delta / 2 split over all pairs (why
+//! that suffices: the module documentation of `confidence`). With probability at least 1 - delta
+//! no decision below is ever wrong, however often anyone looks.
 //!
 //! - **Condorcet** (the default, epsilon = 0): decided when some arm's lower bound against every
 //!   other active arm exceeds 1/2 - epsilon: it beats every other arm, or none beats it by more
@@ -121,13 +122,9 @@ fn needed(boundary: &Boundary, b: Bounds, epsilon: f64) -> Option<u64> {
     Some((total - b.n).max(0.0).ceil() as u64)
 }
 
-/// The decision over the active arms of `view` under `settings`.
-pub fn decide(view: &View, settings: &DecisionSettings) -> Decision {
-    let active: Vec<Arm> = view.active_arms().collect();
+/// Bounds of every ordered pair of `active` arms, by position: `table[x * ka + y]`.
+fn bounds_table(view: &View, active: &[Arm], boundary: &Boundary) -> Vec<Bounds> {
     let ka = active.len();
-    let eps = settings.epsilon;
-    let boundary = Boundary::for_pairs(settings.delta, ka);
-    // Bounds of every ordered pair of active arms, by position in `active`.
     let mut table = vec![
         Bounds {
             p: 0.5,
@@ -139,7 +136,7 @@ pub fn decide(view: &View, settings: &DecisionSettings) -> Decision {
     ];
     for (x, &i) in active.iter().enumerate() {
         for (y, &j) in active.iter().enumerate().skip(x + 1) {
-            let b = bounds(view, &boundary, i, j);
+            let b = bounds(view, boundary, i, j);
             table[x * ka + y] = b;
             table[y * ka + x] = Bounds {
                 p: 1.0 - b.p,
@@ -149,29 +146,29 @@ pub fn decide(view: &View, settings: &DecisionSettings) -> Decision {
             };
         }
     }
+    table
+}
+
+/// The decision over the active arms of `view` under `settings`.
+pub fn decide(view: &View, settings: &DecisionSettings) -> Decision {
+    let active: Vec<Arm> = view.active_arms().collect();
+    let ka = active.len();
+    let eps = settings.epsilon;
+    let boundary = Boundary::condorcet(settings.delta, ka);
+    let table = bounds_table(view, &active, &boundary);
     let at = |x: usize, y: usize| table[x * ka + y];
     let holds = |x: usize, y: usize| x == y || at(x, y).lower > 0.5 - eps;
     let beaten = |x: usize| (0..ka).any(|y| y != x && at(y, x).lower > 0.5 + eps);
 
-    // Condorcet: the arm whose weakest lower bound is highest among those that hold everywhere
-    // (unique when epsilon is 0), then the one with the higher mean estimate.
-    let weakest = |x: usize| {
-        let others = (0..ka).filter(move |&y| y != x);
-        let low = others
-            .clone()
-            .map(|y| at(x, y).lower)
-            .fold(f64::INFINITY, f64::min);
-        (low, others.map(|y| at(x, y).p).sum::<f64>())
-    };
+    // Condorcet: an arm that holds against every other (unique when epsilon is 0; with epsilon,
+    // the one with the highest mean estimate).
+    let mean = |x: usize| (0..ka).filter(|&y| y != x).map(|y| at(x, y).p).sum::<f64>();
     let champion = if ka < 2 {
         None
     } else {
         (0..ka)
             .filter(|&x| (0..ka).all(|y| holds(x, y)))
-            .max_by(|&a, &b| {
-                let (wa, wb) = (weakest(a), weakest(b));
-                wa.0.total_cmp(&wb.0).then(wa.1.total_cmp(&wb.1))
-            })
+            .max_by(|&a, &b| mean(a).total_cmp(&mean(b)).then(b.cmp(&a)))
     };
 
     let mut possible_best: Vec<Contender> = (0..ka)
@@ -211,8 +208,13 @@ pub fn decide(view: &View, settings: &DecisionSettings) -> Decision {
             outcomes_needed: Some(0),
         };
     }
-    if ka >= 2 && possible_best.is_empty() {
-        return copeland(&active, &at, eps);
+    // No Condorcet winner: every arm beaten by some rival, on the all-pairs bounds.
+    let wide = bounds_table(view, &active, &Boundary::all_pairs(settings.delta, ka));
+    let wide_at = |x: usize, y: usize| wide[x * ka + y];
+    let all_beaten =
+        ka >= 2 && (0..ka).all(|x| (0..ka).any(|y| y != x && wide_at(y, x).lower > 0.5 + eps));
+    if all_beaten {
+        return copeland(&active, &wide_at, eps);
     }
     let outcomes_needed = possible_best
         .iter()
@@ -233,7 +235,8 @@ pub fn decide(view: &View, settings: &DecisionSettings) -> Decision {
     }
 }
 
-/// The Copeland decision once every arm is confidently beaten: each arm's score lies between
+/// The Copeland decision once every arm is confidently beaten (all-pairs bounds, so that every
+/// statement below holds at once with probability 1 - delta / 2): each arm's score lies between
 /// its resolved wins and those plus its unresolved pairs; the set of highest scores is decided
 /// when every arm that could reach the top has no unresolved pair.
 fn copeland(active: &[Arm], at: &dyn Fn(usize, usize) -> Bounds, eps: f64) -> Decision {
@@ -321,7 +324,7 @@ mod tests {
         assert!((m[0].p - 0.55).abs() < 1e-12 && m[0].lower < 0.5 && m[0].upper > 0.55);
         let needed = m[0].needed.unwrap();
         // At 0.55 the radius must fall to 0.05: the boundary says how many comparisons that is.
-        let boundary = Boundary::for_pairs(0.05, 3);
+        let boundary = Boundary::condorcet(0.05, 3);
         let total = boundary.comparisons_for(0.05).unwrap();
         assert_eq!(needed, (total - 1000.0) as u64);
         assert_eq!(d.outcomes_needed, Some(needed));
@@ -357,7 +360,7 @@ mod tests {
         };
         let d = decide(&view, &loose);
         assert!(d.decided);
-        // Both hold within epsilon with the same weakest bound; 0 beats 2 by more.
+        // Both hold within epsilon; 0 beats 2 by more.
         assert_eq!(d.champion, Some(0));
     }
 

@@ -1,6 +1,7 @@
 //! The simulation report: `summary.json`, `curves.csv` and the figures.
 
 mod plot;
+mod plot_decisions;
 mod plot_users;
 mod summary;
 

@@ -102,14 +102,14 @@ pub(super) fn write_figure(
 }
 
 /// One policy's curve in its colour: the mean as a line, the standard-error band shaded when
-/// there is one, and its legend entry.
+/// there is one, and its legend entry. Returns the colour.
 pub(super) fn draw_curve<DB, CT>(
     chart: &mut ChartContext<'_, DB, CT>,
     policy: usize,
     label: &str,
     line: Vec<(f64, f64)>,
     band: Option<Vec<(f64, f64)>>,
-) -> Result<(), String>
+) -> Result<RGBColor, String>
 where
     DB: DrawingBackend,
     DB::ErrorType: 'static,
@@ -130,7 +130,7 @@ where
         .map_err(err)?
         .label(label)
         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], colour.stroke_width(2)));
-    Ok(())
+    Ok(colour)
 }
 
 /// The legend box at `position`.
@@ -287,12 +287,13 @@ impl Figure for AccuracyFigure {
     }
 }
 
-/// Writes `regret.{svg,png}` and `accuracy.{svg,png}` into `dir`, and with the users' measures
+/// Writes `regret.{svg,png}`, `accuracy.{svg,png}` and `decisions.{svg,png}` into `dir`, and with the users' measures
 /// of a `--letor` simulation `clicks.{svg,png}` and `ndcg.{svg,png}`; returns their paths.
 pub fn write_plots(summary: &Summary, dir: &Path) -> Result<Vec<PathBuf>, String> {
     ensure_font()?;
     let mut written = write_figure(&RegretFigure, summary, dir, "regret")?;
     written.extend(write_figure(&AccuracyFigure, summary, dir, "accuracy")?);
+    written.extend(super::plot_decisions::write_decision_plot(summary, dir)?);
     written.extend(super::plot_users::write_user_plots(summary, dir)?);
     Ok(written)
 }

@@ -20,6 +20,13 @@ pub struct Checkpoint {
     /// Fraction of runs whose champion is the true winner (the Condorcet winner, or any
     /// Copeland winner when there is none; with `--letor`, a feature of highest NDCG@10).
     pub accuracy: f64,
+    /// Fraction of runs whose decision is made (Condorcet or Copeland, at the run's delta).
+    #[serde(default)]
+    pub decided: f64,
+    /// Fraction of runs decided on an arm that is not a true winner (not the Condorcet winner;
+    /// without one, outside the Copeland set): a decision's error, at most delta by design.
+    #[serde(default)]
+    pub decided_wrong: f64,
     /// With `--letor`: clicks per query on the shown list over the steps since the previous
     /// checkpoint, mean over runs and its standard error (li-2020 Figure 5, left).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -59,6 +66,42 @@ pub struct PolicySummary {
     /// and environment draws; checkpoint bookkeeping excluded). A timing field.
     pub steps_per_second: f64,
     pub checkpoints: Vec<Checkpoint>,
+    /// The steps at which runs decided (absent when none did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_at: Option<DecidedSteps>,
+}
+
+/// When the runs that decided did so.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DecidedSteps {
+    /// Runs that decided within the horizon.
+    pub runs: u64,
+    pub median: f64,
+    pub min: u64,
+    pub max: u64,
+}
+
+impl DecidedSteps {
+    /// Median and range of the steps of the runs that decided; `None` when none did.
+    pub fn of(steps: impl Iterator<Item = u64>) -> Option<DecidedSteps> {
+        let mut s: Vec<u64> = steps.collect();
+        if s.is_empty() {
+            return None;
+        }
+        s.sort_unstable();
+        let n = s.len();
+        let median = if n % 2 == 1 {
+            s[n / 2] as f64
+        } else {
+            (s[n / 2 - 1] as f64 + s[n / 2] as f64) / 2.0
+        };
+        Some(DecidedSteps {
+            runs: n as u64,
+            median,
+            min: s[0],
+            max: s[n - 1],
+        })
+    }
 }
 
 /// Timing of the whole simulation: varies between identical runs.
@@ -132,6 +175,9 @@ impl PolicySummary {
             .map(|(c, &step)| {
                 let regret = MeanSe::of(runs.iter().map(|r| r.regret[c]));
                 let hits = runs.iter().filter(|r| r.correct[c]).count();
+                let share = |flags: fn(&RunRecord) -> &Vec<bool>| {
+                    runs.iter().filter(|r| flags(r)[c]).count() as f64 / n
+                };
                 let measured = |values: fn(&RunRecord) -> &Vec<f64>| {
                     runs.iter()
                         .all(|r| values(r).len() > c)
@@ -142,6 +188,8 @@ impl PolicySummary {
                     regret_mean: regret.mean,
                     regret_stderr: regret.stderr,
                     accuracy: hits as f64 / n,
+                    decided: share(|r| &r.decided),
+                    decided_wrong: share(|r| &r.decided_wrong),
                     clicks: measured(|r| &r.clicks),
                     shown_ndcg: measured(|r| &r.shown_ndcg),
                 }
@@ -154,6 +202,7 @@ impl PolicySummary {
             regret_kind: runs[0].regret_kind,
             steps_per_second: steps as f64 / (nanos.max(1) as f64 * 1e-9),
             checkpoints: points,
+            decided_at: DecidedSteps::of(runs.iter().filter_map(|r| r.decided_at)),
         }
     }
 }
@@ -194,7 +243,7 @@ impl Summary {
         writeln!(
             out,
             "policy,regret_kind,step,regret_mean,regret_stderr,accuracy,clicks_mean,clicks_stderr,\
-             shown_ndcg_mean,shown_ndcg_stderr"
+             shown_ndcg_mean,shown_ndcg_stderr,decided,decided_wrong"
         )?;
         for p in &self.policies {
             let kind = p.regret_kind.name();
@@ -205,13 +254,15 @@ impl Summary {
             for c in &p.checkpoints {
                 writeln!(
                     out,
-                    "\"{name}\",{kind},{},{},{},{},{},{}",
+                    "\"{name}\",{kind},{},{},{},{},{},{},{},{}",
                     c.step,
                     c.regret_mean,
                     c.regret_stderr,
                     c.accuracy,
                     pair(c.clicks),
-                    pair(c.shown_ndcg)
+                    pair(c.shown_ndcg),
+                    c.decided,
+                    c.decided_wrong
                 )?;
             }
         }
@@ -223,10 +274,20 @@ impl Summary {
 mod tests {
     use super::*;
 
+    #[test]
+    fn decided_steps_give_median_and_range() {
+        assert_eq!(DecidedSteps::of(std::iter::empty()), None);
+        let d = DecidedSteps::of([40, 10, 30, 20].into_iter()).unwrap();
+        assert_eq!((d.runs, d.median, d.min, d.max), (4, 25.0, 10, 40));
+    }
+
     fn record(regret: Vec<f64>, correct: Vec<bool>) -> RunRecord {
         RunRecord {
             regret_kind: RegretKind::Condorcet,
             regret,
+            decided: correct.clone(),
+            decided_wrong: vec![false; correct.len()],
+            decided_at: correct.iter().position(|c| *c).map(|i| 5 * i as u64 + 5),
             correct,
             clicks: Vec::new(),
             shown_ndcg: Vec::new(),
@@ -249,6 +310,13 @@ mod tests {
         assert!((s.checkpoints[1].regret_stderr - 2.0).abs() < 1e-12);
         assert_eq!(s.checkpoints[0].accuracy, 0.0);
         assert_eq!(s.checkpoints[1].accuracy, 0.5);
+        assert_eq!(
+            (s.checkpoints[0].decided, s.checkpoints[1].decided),
+            (0.0, 0.5)
+        );
+        assert_eq!(s.checkpoints[1].decided_wrong, 0.0);
+        let at = s.decided_at.unwrap();
+        assert_eq!((at.runs, at.median, at.min, at.max), (1, 10.0, 10, 10));
         // 20 steps in 2000 ns.
         assert!((s.steps_per_second - 1e7).abs() < 1.0);
     }

@@ -6,8 +6,10 @@
 //! checkpoint test of one integer compare, and no allocation per step of its own. The
 //! environment's cost is counted: a preference-matrix draw is one uniform and one compare; a
 //! click duel interleaves, simulates clicks and credits them (self-duels are free). The champion
-//! report (O(K^2)) is computed at checkpoints only and is not counted in the timing.
+//! report and the decision (O(K^2)) are computed at checkpoints only and are not counted in the
+//! timing; whether a Condorcet winner is decided is checked after every step (O(1), counted).
 
+use super::decision_options::split_decision;
 use super::environment::{Environment, Outcome};
 use super::feedback_timing::{FeedbackQueue, FeedbackTiming};
 use super::regret::Regret;
@@ -36,7 +38,7 @@ pub fn run_once<E: Environment>(
     rng: &mut BanditRng,
 ) -> Result<RunRecord, SimError> {
     let steps = *checkpoints.last().expect("at least one checkpoint");
-    let mut state = BanditState::new(spec, k, TieRule::Ignore, rng)?;
+    let mut state = new_state(spec, k, rng)?;
     let mut queue = FeedbackQueue::new(feedback);
     let immediate = feedback.is_immediate();
     let mut record = RunRecord::new(regret, steps, checkpoints.len());
@@ -59,7 +61,22 @@ pub fn run_once<E: Environment>(
                 return Err(e.into());
             }
         }
+        record.watch_decision(step, &state);
         timer.at_step(step, &mut record, cumulative, &state, regret, environment);
     }
     Ok(record)
+}
+
+/// A fresh state for the policy of `spec` on `k` arms, with the decision settings `spec` gives
+/// ([`split_decision`]). Ties are recorded and otherwise ignored by the policy
+/// (`TieRule::Ignore`), the papers' convention for self-duels.
+pub fn new_state(
+    spec: &PolicySpec,
+    k: usize,
+    rng: &mut BanditRng,
+) -> Result<BanditState, SimError> {
+    let (policy, settings) = split_decision(spec).map_err(SimError::Invalid)?;
+    let mut state = BanditState::new(&policy, k, TieRule::Ignore, rng)?;
+    state.set_decision_settings(settings);
+    Ok(state)
 }

@@ -4,6 +4,7 @@
 //! parallel, reproducible whatever the thread count (`seeds`, `simulation`).
 
 mod checkpoints;
+mod decision_options;
 mod duel_run;
 mod environment;
 mod feedback_timing;

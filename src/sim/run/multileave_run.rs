@@ -8,9 +8,10 @@
 //! command line refuses `--delay` and `--batch` with m > 2). Timing and checkpoints are as in
 //! [`super::duel_run::run_once`].
 
+use super::duel_run::new_state;
 use super::regret::Regret;
 use super::run_record::{CheckpointTimer, RunRecord, SimError};
-use crate::bandit::{BanditRng, BanditState, PolicySpec, TieRule};
+use crate::bandit::{BanditRng, PolicySpec};
 use crate::sim::letor::ClickEnvironment;
 
 /// Runs `spec` with `m` rankers per query for `checkpoints.last()` steps on `k` arms.
@@ -24,7 +25,7 @@ pub fn run_once_multi(
     rng: &mut BanditRng,
 ) -> Result<RunRecord, SimError> {
     let steps = *checkpoints.last().expect("at least one checkpoint");
-    let mut state = BanditState::new(spec, k, TieRule::Ignore, rng)?;
+    let mut state = new_state(spec, k, rng)?;
     // A ranker's share of the regret when shown: of_pair(a, a) is ndcg* - ndcg_a.
     let arm_regret: Vec<f64> = (0..k).map(|a| regret.of_pair(a, a)).collect();
     let mut record = RunRecord::new(regret, steps, checkpoints.len());
@@ -37,6 +38,7 @@ pub fn run_once_multi(
         cumulative += set.iter().map(|&a| arm_regret[a]).sum::<f64>() / set.len() as f64;
         let outcome = environment.query(&set, rng);
         state.record_set(&set, &outcome, rng)?;
+        record.watch_decision(step, &state);
         timer.at_step(step, &mut record, cumulative, &state, regret, environment);
     }
     Ok(record)

@@ -28,6 +28,13 @@ pub struct RunRecord {
     pub regret: Vec<f64>,
     /// Whether the champion was a true winner at each checkpoint.
     pub correct: Vec<bool>,
+    /// Whether the decision was made at each checkpoint, and whether it named an arm that is not
+    /// a true winner (the Condorcet winner; without one, a Copeland winner).
+    pub decided: Vec<bool>,
+    pub decided_wrong: Vec<bool>,
+    /// The first step after which the run was decided: checked after every step for a Condorcet
+    /// decision, at checkpoints for a Copeland one.
+    pub decided_at: Option<u64>,
     /// With simulated users: clicks per query and NDCG@10 of the shown lists over the steps
     /// since the previous checkpoint (empty for a preference matrix).
     pub clicks: Vec<f64>,
@@ -44,6 +51,9 @@ impl RunRecord {
             regret_kind: regret.kind(),
             regret: Vec::with_capacity(checkpoints),
             correct: Vec::with_capacity(checkpoints),
+            decided: Vec::with_capacity(checkpoints),
+            decided_wrong: Vec::with_capacity(checkpoints),
+            decided_at: None,
             clicks: Vec::new(),
             shown_ndcg: Vec::new(),
             steps,
@@ -51,10 +61,19 @@ impl RunRecord {
         }
     }
 
-    /// Records one checkpoint: the cumulative regret, whether the champion is a true winner, and
-    /// the users' measures when the environment has users.
+    /// Notes the first step at which a Condorcet winner is decided (O(1) per step).
+    #[inline]
+    pub fn watch_decision(&mut self, step: u64, state: &BanditState) {
+        if self.decided_at.is_none() && state.condorcet_decided() {
+            self.decided_at = Some(step);
+        }
+    }
+
+    /// Records one checkpoint: the cumulative regret, whether the champion is a true winner,
+    /// the decision, and the users' measures when the environment has users.
     pub fn checkpoint<E: Environment>(
         &mut self,
+        step: u64,
         cumulative: f64,
         state: &BanditState,
         regret: &Regret,
@@ -64,6 +83,13 @@ impl RunRecord {
         self.regret.push(cumulative);
         self.correct
             .push(champion.is_some_and(|c| regret.is_winner(c)));
+        let decision = state.decision();
+        self.decided.push(decision.decided);
+        self.decided_wrong
+            .push(decision.decided && decision.winners.iter().any(|&a| !regret.is_winner(a)));
+        if decision.decided && self.decided_at.is_none() {
+            self.decided_at = Some(step);
+        }
         if let Some((clicks, ndcg)) = environment.take_user_measures() {
             self.clicks.push(clicks);
             self.shown_ndcg.push(ndcg);
@@ -106,7 +132,7 @@ impl<'a> CheckpointTimer<'a> {
             return;
         }
         record.nanos += self.started.elapsed_nanos();
-        record.checkpoint(cumulative, state, regret, environment);
+        record.checkpoint(step, cumulative, state, regret, environment);
         self.next += 1;
         self.next_step = self.at.get(self.next).copied().unwrap_or(u64::MAX);
         self.started = ThreadClock::now();

@@ -4,6 +4,7 @@ use rand::SeedableRng;
 use rayon::prelude::*;
 
 use super::checkpoints::log_spaced;
+use super::decision_options::split_decision;
 use super::duel_run::run_once;
 use super::environment::{Environment, MatrixEnvironment};
 use super::feedback_timing::FeedbackTiming;
@@ -71,7 +72,9 @@ impl Simulation {
         }
         let mut rng = BanditRng::seed_from_u64(0);
         for (text, spec) in &self.policies {
-            let policy = AnyPolicy::build(spec, self.source.k(), &mut rng)?;
+            let (spec, _) = split_decision(spec)
+                .map_err(|e| SimError::Invalid(format!("--policy `{text}`: {e}")))?;
+            let policy = AnyPolicy::build(&spec, self.source.k(), &mut rng)?;
             if policy.max_rankers_per_query() < m {
                 return Err(SimError::Invalid(format!(
                     "--policy `{text}` compares at most {} rankers per query; \
