@@ -1,13 +1,15 @@
 //! Throughput of the Condorcet policies on the 136-ranker MSLR-Navigational matrix:
 //! `cargo bench --bench policy_throughput` (`BENCH_ONLY=text` keeps the specs containing it).
 //! Measures select + update (the policy's hot loop, as the simulator runs it) on one thread.
+//! Specs may carry decision settings (`confirmation=false`: the confirmation layer off), so the
+//! duel path is measured with and without the layer.
 
 #[path = "../tests/helpers/policy_run.rs"]
 #[allow(dead_code)]
 mod policy_run;
 
 use joust::bandit::{BanditRng, BanditState, PolicySpec, TieRule};
-use joust::sim::PrefMatrix;
+use joust::sim::{PrefMatrix, split_decision};
 use policy_run::draw_outcome;
 use rand::SeedableRng;
 use std::time::Instant;
@@ -25,9 +27,10 @@ fn thread_cpu_seconds() -> Option<f64> {
 
 /// Runs `steps` select + duel + update rounds and returns steps per second and the final state.
 fn measure(spec: &str, m: &PrefMatrix, steps: usize, seed: u64) -> (f64, BanditState) {
-    let spec = PolicySpec::parse_cli(spec).unwrap();
+    let (spec, decision) = split_decision(&PolicySpec::parse_cli(spec).unwrap()).unwrap();
     let mut rng = BanditRng::seed_from_u64(seed);
     let mut state = BanditState::new(&spec, m.k(), TieRule::Ignore, &mut rng).unwrap();
+    state.set_decision_settings(decision);
     let start = Instant::now();
     let cpu_start = thread_cpu_seconds();
     for _ in 0..steps {
@@ -52,6 +55,12 @@ fn main() {
             2_000_000,
         ),
         ("merge_dts:alpha=0.262144,batch_size=16,c=400000", 2_000_000),
+        (
+            "merge_dts:alpha=0.262144,batch_size=16,c=400000,confirmation=false",
+            2_000_000,
+        ),
+        ("auto", 2_000_000),
+        ("auto:confirmation=false", 2_000_000),
         ("merge_dts:alpha=0.262144,batch_size=16,c=4000000", 200_000),
         ("merge_rucb:alpha=0.262144,batch_size=8,c=400000", 2_000_000),
         ("merge_rucb:alpha=0.262144,batch_size=8,c=400000", 200_000),
@@ -65,9 +74,10 @@ fn main() {
         let (speed, state) = measure(spec, &m, steps, 1);
         let champion = state.champion();
         println!(
-            "{spec:<60} {steps:>9} steps {speed:>12.0} steps/s  champion {:?} (true {winner:?}) contenders {}",
+            "{spec:<70} {steps:>9} steps {speed:>12.0} steps/s  champion {:?} (true {winner:?}) contenders {} decided {}",
             champion.ranker,
-            champion.contenders.len()
+            champion.contenders.len(),
+            state.condorcet_decided()
         );
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! Every state keeps its win matrix (dense `u32` wins and ties, 8 bytes per pair of rankers, up
 //! to [`DENSE_LIMIT`] rankers; sparse above, growing with the pairs actually compared) and
-//! per-ranker data (names, flags, counters). On top of that, some policies keep a value per pair
+//! per-ranker data (names, flags, counters), and the decision's lower bound per ordered pair
+//! (`f32`, 4 bytes per pair, up to [`KEPT_BOUNDS`] rankers). On top of that, some policies keep a value per pair
 //! of rankers, O(K^2); the others keep O(K):
 //!
 //! | policy | growth | what grows |
@@ -19,6 +20,7 @@
 //! against what a state really holds after learning. The estimate bounds the cached state; a
 //! write briefly holds a second copy while it applies outcomes.
 
+use super::decision::KEPT_BOUNDS;
 use super::registry::policy_info;
 use super::wins::DENSE_LIMIT;
 use super::{PolicySpec, SpecError};
@@ -87,8 +89,14 @@ pub fn estimate_memory(spec: &PolicySpec, k: usize) -> Result<MemoryEstimate, Sp
     } else {
         0
     };
+    let bounds = if k <= KEPT_BOUNDS as u64 {
+        4 * pairs
+    } else {
+        0
+    };
     let bytes = BASE
         .saturating_add(matrix)
+        .saturating_add(bounds)
         .saturating_add(k.saturating_mul(PER_RANKER.saturating_add(footprint.per_ranker)))
         .saturating_add(footprint.per_pair.saturating_mul(pairs));
     Ok(MemoryEstimate {

@@ -149,6 +149,7 @@ impl BanditState {
         let view = self.view();
         let pair = self.policy.select(&view, rng);
         if pair.first == pair.second
+            && self.policy.accepts_confirmations()
             && let Some(confirmation) = self.decision.confirmation(&view, pair.first, rng)
         {
             return confirmation;
@@ -223,6 +224,7 @@ impl BanditState {
         let view = self.view();
         let set = self.policy.select_set(&view, m, rng)?;
         if let [only] = set[..]
+            && self.policy.accepts_confirmations()
             && let Some(confirmation) = self.decision.confirmation(&view, only, rng)
         {
             return Ok(multi::pair_set(confirmation));

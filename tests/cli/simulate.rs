@@ -65,6 +65,9 @@ fn writes_summary_csv_and_plots_and_is_deterministic_across_threads() {
         for c in cps {
             let acc = c["accuracy"].as_f64().unwrap();
             assert!((0.0..=1.0).contains(&acc));
+            let decided = c["decided"].as_f64().unwrap();
+            let wrong = c["decided_wrong"].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&decided) && wrong <= decided, "{c}");
             assert!(c["regret_mean"].as_f64().unwrap() >= 0.0);
             assert!(c["regret_stderr"].as_f64().unwrap() >= 0.0);
         }
@@ -92,7 +95,25 @@ fn writes_summary_csv_and_plots_and_is_deterministic_across_threads() {
         csv.starts_with("policy,regret_kind,step,regret_mean,regret_stderr,accuracy"),
         "{csv}"
     );
-    for f in ["regret.svg", "regret.png", "accuracy.svg", "accuracy.png"] {
+    // Every run decided at the last checkpoint has a decision step, within the horizon.
+    for p in policies {
+        let last = p["checkpoints"].as_array().unwrap().last().unwrap().clone();
+        let decided_runs = (last["decided"].as_f64().unwrap() * 6.0).round() as u64;
+        let at = &p["decided_at"];
+        if decided_runs > 0 {
+            assert!(at["runs"].as_u64().unwrap() >= decided_runs, "{p}");
+            let (min, max) = (at["min"].as_u64().unwrap(), at["max"].as_u64().unwrap());
+            assert!(min <= max && max <= 20000, "{at}");
+        }
+    }
+    for f in [
+        "regret.svg",
+        "regret.png",
+        "accuracy.svg",
+        "accuracy.png",
+        "decisions.svg",
+        "decisions.png",
+    ] {
         assert!(
             std::fs::metadata(one.join(f)).unwrap().len() > 1000,
             "{f} is empty"

@@ -131,7 +131,7 @@ fn multi_dueling_policies_find_the_best_feature_with_four_rankers_per_query() {
         csv.lines()
             .next()
             .unwrap()
-            .ends_with("shown_ndcg_mean,shown_ndcg_stderr")
+            .ends_with("shown_ndcg_mean,shown_ndcg_stderr,decided,decided_wrong")
     );
     for f in ["clicks.svg", "clicks.png", "ndcg.svg", "ndcg.png"] {
         assert!(std::fs::metadata(out.join(f)).unwrap().len() > 1000, "{f}");

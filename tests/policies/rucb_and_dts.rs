@@ -5,7 +5,7 @@
 use crate::helpers::policy_run;
 use crate::helpers::policy_run::{DELAYED, IMMEDIATE};
 use joust::bandit::{AnyPolicy, BanditRng, BanditState, Outcome, Pair, PolicySpec, TieRule};
-use joust::bandit::{Dts, Tournament, ucb};
+use joust::bandit::{DecisionSettings, Dts, Tournament, ucb};
 use joust::sim::{PrefMatrix, scenarios};
 use rand::{Rng, SeedableRng};
 
@@ -73,9 +73,12 @@ fn record(state: &mut BanditState, winner: usize, loser: usize, n: usize, rng: &
     }
 }
 
+/// A fresh state whose duels are the policy's own: the confirmation layer (which replaces some
+/// self-duels, `bandit::decision`) is off, since these tests check each policy's rules.
 fn fresh_state(policy: &str, k: usize, seed: u64) -> (BanditState, BanditRng) {
     let mut rng = BanditRng::seed_from_u64(seed);
-    let state = BanditState::new(&spec(policy), k, TieRule::Ignore, &mut rng).unwrap();
+    let mut state = BanditState::new(&spec(policy), k, TieRule::Ignore, &mut rng).unwrap();
+    state.set_decision_settings(DecisionSettings::default().without_confirmation());
     (state, rng)
 }
 

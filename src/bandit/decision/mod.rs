@@ -12,4 +12,5 @@ mod verdict;
 pub use confidence::{Boundary, TUNED_COMPARISONS, arm_alpha, pair_alpha};
 pub use layer::DecisionLayer;
 pub use settings::{DEFAULT_DELTA, DEFAULT_MAX_CONFIRMATION_SHARE, DecisionSettings};
+pub use tracker::KEPT_BOUNDS;
 pub use verdict::{Contender, Decision, DecisionKind, MissingEvidence, decide};

@@ -15,6 +15,7 @@ mod seeds;
 mod simulation;
 mod thread_clock;
 
+pub use decision_options::{DECISION_KEYS, split_decision};
 pub use environment::{Environment, Outcome};
 pub use feedback_timing::{FeedbackQueue, FeedbackTiming};
 pub use regret::{Regret, RegretKind};
