@@ -185,7 +185,7 @@ async fn an_mslr_experiment_decides_posts_a_signed_decided_event_and_concludes_i
     let (receiver, url) = Receiver::start(0).await;
     let (m, arms, best) = mslr_subset();
     let names: Vec<String> = arms.iter().map(|&a| ranker_name(a)).collect();
-    let min_outcomes = 3000;
+    let min_outcomes = 1000;
     let (s, created) = app
         .post(
             "/v1/experiments",
@@ -229,6 +229,10 @@ async fn an_mslr_experiment_decides_posts_a_signed_decided_event_and_concludes_i
         if e["status"] == "concluded" {
             break e;
         }
+        // It concluded after 4,500 to 6,000 duels in three runs (the confirmation layer turns
+        // the champion's self-duels, which are no evidence, into comparisons with the rivals it
+        // lacks evidence against); ten times that leaves room for slower draws, and fails in
+        // some ten seconds when the decision never comes.
         assert!(
             played < 60_000,
             "not concluded after {played} duels: {d} {}",

@@ -665,3 +665,21 @@ fn policy_names_match_the_registry() {
         "policies named by rankers_per_query's description"
     );
 }
+
+/// The decision settings' documented defaults are the server's.
+#[test]
+fn decision_defaults_match_the_server() {
+    let doc = spec();
+    let props = doc
+        .pointer("/components/schemas/DecisionSettingsInput/properties")
+        .expect("DecisionSettingsInput");
+    let d = joust::bandit::DecisionSettings::default();
+    let documented = |name: &str| props[name]["default"].clone();
+    assert_eq!(documented("delta"), json!(d.delta));
+    assert_eq!(documented("epsilon").as_f64(), Some(d.epsilon));
+    assert_eq!(documented("confirmation"), json!(d.confirmation));
+    assert_eq!(
+        documented("max_confirmation_share"),
+        json!(d.max_confirmation_share)
+    );
+}
