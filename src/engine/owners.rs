@@ -305,9 +305,13 @@ enum Step {
 
 impl Applier {
     async fn run(self) {
+        // How long to wait before looking again for rows acknowledged here but not yet final:
+        // short at first, doubling while an older transaction holds them back, so a long
+        // transaction elsewhere in the database does not turn this into a busy poll.
+        let mut behind_wait = Duration::from_millis(2);
         while self.alive.load(Ordering::SeqCst) {
             match self.step().await {
-                Ok(Step::More) => {}
+                Ok(Step::More) => behind_wait = Duration::from_millis(2),
                 Ok(Step::Gone) => {
                     let _ = self.ended.send(self.id);
                     return;
@@ -322,8 +326,11 @@ impl Applier {
                         .zip(self.cache.get(self.id))
                         .is_some_and(|(acked, snap)| acked > snap.applied_through);
                     let wait = if behind {
-                        Duration::from_millis(2)
+                        let wait = behind_wait;
+                        behind_wait = (behind_wait * 2).min(POLL_INTERVAL);
+                        wait
                     } else {
+                        behind_wait = Duration::from_millis(2);
                         POLL_INTERVAL * 10
                     };
                     tokio::select! {
