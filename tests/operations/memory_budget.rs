@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 #[tokio::test]
 async fn experiments_over_the_memory_budget_are_refused() {
     let db = postgres::fresh_database().await;
-    // 1 MiB: `dts` fits 131 rankers (64 KiB + 131 * (1 KiB + 49 bytes * 131) <= 1 MiB: 8 bytes per
-    // pair of win matrix, 41 of DTS), not 132.
+    // 1 MiB: `dts` fits 126 rankers (64 KiB + 126 * (1 KiB + 53 bytes * 126) <= 1 MiB: 8 bytes per
+    // pair of win matrix, 4 of the decision's kept bounds, 41 of DTS), not 127.
     let server = Server::start_with(&["--database-url", &db, "--max-experiment-memory-mb", "1"]);
     let client = reqwest::Client::new();
     server.wait_ready(&client).await;
@@ -23,16 +23,16 @@ async fn experiments_over_the_memory_budget_are_refused() {
             .json(&json!({"name": "big", "rankers": rankers, "policy": {"name": "dts"}}))
             .send()
     };
-    let r = create(132).await.unwrap();
+    let r = create(127).await.unwrap();
     assert_eq!(r.status(), 422);
     let body: Value = r.json().await.unwrap();
     assert_eq!(body["error"]["code"], "memory_budget_exceeded", "{body}");
     let message = body["error"]["message"].as_str().unwrap();
-    for part in ["`dts`", "132 rankers", "O(K^2)", "limit of 1 MiB"] {
+    for part in ["`dts`", "127 rankers", "O(K^2)", "limit of 1 MiB"] {
         assert!(message.contains(part), "`{part}` missing from: {message}");
     }
 
-    let r = create(131).await.unwrap();
+    let r = create(126).await.unwrap();
     assert_eq!(r.status(), 201);
     let id = r.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
     let r = client
@@ -48,11 +48,11 @@ async fn experiments_over_the_memory_budget_are_refused() {
         body["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("132 rankers"),
+            .contains("127 rankers"),
         "{body}"
     );
     let e = get_json(&client, &format!("{}/v1/experiments/{id}", server.base)).await;
-    assert_eq!(e["rankers"].as_array().unwrap().len(), 131);
+    assert_eq!(e["rankers"].as_array().unwrap().len(), 126);
 }
 
 /// Parameters large enough to wrap a naive estimate (a `merge_dts` batch of 2^59 rankers makes
