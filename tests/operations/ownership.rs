@@ -12,10 +12,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-/// Sessions holding the experiment's ownership (joust's advisory lock on it).
+/// Sessions holding the experiment's ownership (joust's advisory lock on it). Advisory locks are
+/// per database and `pg_locks` lists the whole server's: the test server holds other tests'
+/// databases, whose experiments have the same ids, so only this database's locks count.
 async fn owners(pool: &sqlx::PgPool, id: i64) -> Vec<i32> {
     sqlx::query_scalar(
         "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
+         AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
          AND classid = x'6a6f7573'::int::oid AND objid = $1::int::oid AND objsubid = 2",
     )
     .bind(id as i32)
