@@ -113,7 +113,7 @@ async fn enqueue(
     let bodies: Vec<(Uuid, Event, String)> = events
         .iter()
         .map(|&e| {
-            let id = uuid::Builder::from_random_bytes(rand::random()).into_uuid();
+            let id = event_id(snap, e);
             (id, e, body(snap, decision, e, id))
         })
         .collect();
@@ -131,6 +131,22 @@ async fn enqueue(
         metrics::counter!("joust_webhook_events_total", "event" => e.as_str()).increment(1);
     }
     Ok(())
+}
+
+/// An event's id, derived from the experiment, the state version whose change caused it and the
+/// event: an application redone after a database crash (applications commit without waiting for
+/// their flush) announces the same event under the same id, so a receiver that drops repeated
+/// ids (`Joust-Event-Id`) handles it once.
+fn event_id(snap: &Snapshot, event: Event) -> Uuid {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::new()
+        .chain_update(snap.id.to_be_bytes())
+        .chain_update(snap.version.to_be_bytes())
+        .chain_update(event.as_str().as_bytes())
+        .finalize();
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    uuid::Builder::from_custom_bytes(bytes).into_uuid()
 }
 
 /// The JSON an event posts.

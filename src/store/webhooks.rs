@@ -15,6 +15,8 @@ pub struct NewEvent<'a> {
 }
 
 /// Writes events into the outbox, inside the caller's transaction.
+/// An event whose id is already in the outbox is the same event (its id is derived from what
+/// caused it): it is kept once.
 pub async fn enqueue(
     tx: &mut Transaction<'_, Postgres>,
     events: &[NewEvent<'_>],
@@ -22,7 +24,7 @@ pub async fn enqueue(
     for e in events {
         sqlx::query(
             "INSERT INTO webhook_deliveries (event_id, experiment_id, event, body)
-             VALUES ($1, $2, $3, $4)",
+             VALUES ($1, $2, $3, $4) ON CONFLICT (event_id) DO NOTHING",
         )
         .bind(e.event_id)
         .bind(e.experiment_id)
