@@ -58,21 +58,40 @@ pub async fn after_apply(
     before: &Snapshot,
     after: &mut Snapshot,
 ) -> Result<(), EngineError> {
-    if before.status == Status::Concluded {
+    if before.status == Status::Concluded || !watches_decisions(after) {
         return Ok(());
     }
     let decision = after.decision().clone();
     let mut events = decision_events(before.decision(), &decision);
-    let stop = after
-        .stop_rule
-        .is_some_and(|rule| rule.concludes(decision.decided, after.outcomes_applied));
-    if stop && after.status != Status::Concluded {
-        experiments::set_status(tx, after.id, Status::Concluded.as_str()).await?;
-        after.status = Status::Concluded;
+    if conclude_by_rule(tx, after, &decision).await? {
         events.push(Event::Concluded);
         metrics::counter!("joust_experiments_concluded_by_stop_rule_total").increment(1);
     }
     enqueue(tx, after, &decision, &events).await
+}
+
+/// Whether anything acts on the experiment's decision when outcomes are applied: a stop rule or
+/// a webhook. Without either, applying outcomes needs no decision.
+pub fn watches_decisions(snap: &Snapshot) -> bool {
+    snap.stop_rule.is_some() || snap.webhook_url.is_some()
+}
+
+/// Concludes the experiment (in `tx`, and in `after`) when its stop rule is met and it is not
+/// concluded yet; returns whether it did.
+async fn conclude_by_rule(
+    tx: &mut Transaction<'_, Postgres>,
+    after: &mut Snapshot,
+    decision: &Decision,
+) -> Result<bool, EngineError> {
+    let met = after
+        .stop_rule
+        .is_some_and(|rule| rule.concludes(decision.decided, after.outcomes_applied));
+    if !met || after.status == Status::Concluded {
+        return Ok(false);
+    }
+    experiments::set_status(tx, after.id, Status::Concluded.as_str()).await?;
+    after.status = Status::Concluded;
+    Ok(true)
 }
 
 /// After a PATCH changed an experiment (same transaction, not committed; `after` is the new
@@ -87,13 +106,7 @@ pub async fn after_patch(
         return Ok(());
     }
     let decision = after.decision().clone();
-    let stop = after
-        .stop_rule
-        .is_some_and(|rule| rule.concludes(decision.decided, after.outcomes_applied));
-    if stop && after.status != Status::Concluded {
-        experiments::set_status(tx, after.id, Status::Concluded.as_str()).await?;
-        after.status = Status::Concluded;
-    }
+    conclude_by_rule(tx, after, &decision).await?;
     if after.status == Status::Concluded {
         enqueue(tx, after, &decision, &[Event::Concluded]).await?;
     }
