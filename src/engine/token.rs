@@ -176,18 +176,20 @@ impl DuelClaims {
 /// Signs and verifies duel tokens with one secret.
 #[derive(Clone)]
 pub struct TokenSigner {
-    key: Vec<u8>,
+    /// The HMAC keyed once: keying hashes the key's inner and outer pads, which every token
+    /// would otherwise pay again; a clone of the keyed state is a copy.
+    keyed: HmacSha256,
 }
 
 impl TokenSigner {
     pub fn new(secret: &[u8]) -> Self {
         TokenSigner {
-            key: secret.to_vec(),
+            keyed: HmacSha256::new_from_slice(secret).expect("HMAC takes keys of any length"),
         }
     }
 
     fn mac(&self, payload: &[u8]) -> HmacSha256 {
-        let mut mac = HmacSha256::new_from_slice(&self.key).expect("HMAC takes keys of any length");
+        let mut mac = self.keyed.clone();
         mac.update(payload);
         mac
     }

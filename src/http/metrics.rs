@@ -1,12 +1,8 @@
 //! Request metrics per route, and the process-wide Prometheus recorder.
 
-use axum::extract::{MatchedPath, Request};
-use axum::middleware::Next;
-use axum::response::Response;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use std::collections::HashMap;
 use std::sync::{OnceLock, RwLock};
-use std::time::Instant;
 
 use crate::engine::stats::ExperimentStats;
 
@@ -72,17 +68,17 @@ fn handles(route: &str, method: &axum::http::Method, status: u16) -> Handles {
     h
 }
 
-/// Counts requests and records latency per route and status.
-pub async fn track(req: Request, next: Next) -> Response {
-    let route = req.extensions().get::<MatchedPath>().cloned();
-    let method = req.method().clone();
-    let start = Instant::now();
-    let response = next.run(req).await;
-    let route = route.as_ref().map_or("unmatched", |p| p.as_str());
-    let (requests, latency) = handles(route, &method, response.status().as_u16());
+/// Counts a request and records its latency per route, method and status (called by the access
+/// log layer, which wraps the whole router).
+pub fn record_request(
+    route: &str,
+    method: &axum::http::Method,
+    status: u16,
+    elapsed: std::time::Duration,
+) {
+    let (requests, latency) = handles(route, method, status);
     requests.increment(1);
-    latency.record(start.elapsed().as_secs_f64());
-    response
+    latency.record(elapsed.as_secs_f64());
 }
 
 /// A metric family of the per-experiment series: name, type, help, and its value.

@@ -17,6 +17,7 @@ pub mod json;
 pub mod metrics;
 pub mod outcomes;
 pub mod request_id;
+pub mod route_label;
 pub mod server;
 pub mod ui;
 pub mod views;
@@ -43,62 +44,99 @@ pub struct AppState {
     pub metrics: metrics_exporter_prometheus::PrometheusHandle,
 }
 
+/// The routes, each labelled with its template for the access log and the metrics
+/// ([`route_label`]). Every API path is written out under `/v1` rather than nested: a nested
+/// router is one more boxed service per request.
 pub fn router(state: Arc<AppState>) -> Router {
-    let v1 = Router::new()
+    Router::new()
         .route(
-            "/experiments",
+            "/v1/experiments",
             post(experiments::create).get(experiments::list),
         )
         .route(
-            "/experiments/{id}",
+            "/v1/experiments/{id}",
             get(experiments::get)
                 .patch(experiments::patch)
                 .delete(experiments::delete),
         )
-        .route("/experiments/{id}/matrix", get(experiments::matrix))
-        .route("/experiments/{id}/history", get(history::get))
-        .route("/experiments/{id}/rankers", post(experiments::add_ranker))
+        .route("/v1/experiments/{id}/matrix", get(experiments::matrix))
+        .route("/v1/experiments/{id}/history", get(history::get))
         .route(
-            "/experiments/{id}/rankers/{name}",
+            "/v1/experiments/{id}/rankers",
+            post(experiments::add_ranker),
+        )
+        .route(
+            "/v1/experiments/{id}/rankers/{name}",
             delete(experiments::retire_ranker),
         )
-        .route("/experiments/{id}/duels", post(duels::create))
-        .route("/interleavings", post(interleavings::create))
-        .route("/clicks", post(clicks::create).options(clicks::preflight))
-        .route("/outcomes", post(outcomes::create))
-        .route("/outcomes/batch", post(outcomes::batch))
-        .route("/key", get(auth::describe));
-    let request_id = axum::http::HeaderName::from_static("x-request-id");
-    Router::new()
-        .nest("/v1", v1)
+        .route("/v1/experiments/{id}/duels", post(duels::create))
+        .route("/v1/interleavings", post(interleavings::create))
+        .route(
+            "/v1/clicks",
+            post(clicks::create).options(clicks::preflight),
+        )
+        .route("/v1/outcomes", post(outcomes::create))
+        .route("/v1/outcomes/batch", post(outcomes::batch))
+        .route("/v1/key", get(auth::describe))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/metrics", get(health::metrics))
         .merge(ui::routes())
+        .route_layer(route_label::RouteLabelLayer)
         .fallback(|| async { ApiError::not_found("no such endpoint") })
-        .method_not_allowed_fallback(|| async {
-            ApiError::new(
+        // A known path with another method: labelled with its route as a routed request is (the
+        // route layer does not wrap a method router's fallback).
+        .method_not_allowed_fallback(|req: axum::extract::Request| async move {
+            use axum::response::IntoResponse;
+            let mut response = ApiError::new(
                 ErrorCode::MethodNotAllowed,
                 "this endpoint does not accept that method",
             )
+            .into_response();
+            if let Some(route) = req.extensions().get::<axum::extract::MatchedPath>() {
+                response
+                    .extensions_mut()
+                    .insert(route_label::RouteLabel(route.clone()));
+            }
+            response
         })
-        .layer(axum::middleware::from_fn(metrics::track))
-        // Gzip for clients that ask for it (browsers): dashboards read large matrices.
-        .layer(tower_http::compression::CompressionLayer::new())
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(state)
+}
+
+/// The service a connection serves: the router inside the middleware every request passes,
+/// outermost first. The stack wraps the router once (see [`route_label`] for why not with
+/// `Router::layer`).
+pub fn app(
+    state: Arc<AppState>,
+) -> impl tower::Service<
+    axum::extract::Request,
+    Response = axum::http::Response<
+        impl hyper::body::Body<Data = axum::body::Bytes, Error: Into<tower::BoxError>> + Send + 'static,
+    >,
+    Error = std::convert::Infallible,
+    Future: Send + 'static,
+> + Clone
++ Send
++ 'static {
+    let request_id = axum::http::HeaderName::from_static("x-request-id");
+    tower::ServiceBuilder::new()
+        .layer(SetRequestIdLayer::new(
+            request_id.clone(),
+            request_id::SequentialIds::default(),
+        ))
+        .layer(PropagateRequestIdLayer::new(request_id))
+        .layer(TraceLayer::new_for_http())
+        // Outside the panic catcher, so that a request answered 500 after a panic is logged and
+        // counted too.
+        .layer(access_log::AccessLogLayer)
         .layer(CatchPanicLayer::custom(|_| {
             use axum::response::IntoResponse;
             ApiError::internal().into_response()
         }))
-        // Outside the panic catcher, so that a request answered 500 after a panic is logged too.
-        .layer(axum::middleware::from_fn(access_log::log))
-        .layer(TraceLayer::new_for_http())
-        .layer(PropagateRequestIdLayer::new(request_id.clone()))
-        .layer(SetRequestIdLayer::new(
-            request_id,
-            request_id::SequentialIds::default(),
-        ))
-        .with_state(state)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        // Gzip for clients that ask for it (browsers): dashboards read large matrices.
+        .layer(tower_http::compression::CompressionLayer::new())
+        .service(router(state))
 }
 
 /// Serves the API on `listener` with the default connection limits until `shutdown` resolves,
@@ -132,5 +170,5 @@ pub async fn serve_with(
         keys,
         metrics: metrics::handle(),
     });
-    server::serve_connections(listener, router(state), limits, shutdown).await
+    server::serve_connections(listener, app(state), limits, shutdown).await
 }

@@ -18,7 +18,6 @@
 //!
 //! On shutdown every connection finishes its request in flight and closes.
 
-use axum::Router;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
@@ -62,12 +61,23 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
 
 /// Serves `app` on `listener` until `shutdown` resolves, then lets each connection finish its
 /// request in flight and waits for all of them to close.
-pub async fn serve_connections(
+pub async fn serve_connections<S, B>(
     listener: TcpListener,
-    app: Router,
+    app: S,
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
+) -> std::io::Result<()>
+where
+    S: tower::Service<
+            axum::extract::Request,
+            Response = axum::http::Response<B>,
+            Error = std::convert::Infallible,
+            Future: Send + 'static,
+        > + Clone
+        + Send
+        + 'static,
+    B: hyper::body::Body<Data = axum::body::Bytes, Error: Into<tower::BoxError>> + Send + 'static,
+{
     let slots = Arc::new(Semaphore::new(limits.max_connections));
     let (closing, closing_rx) = watch::channel(false);
     tokio::pin!(shutdown);
