@@ -1,6 +1,7 @@
 //! The acknowledgement pipeline. Outcomes from all requests queue here; the writer takes
-//! everything queued (up to a cap) as one group and inserts it in one transaction (the duel id is
-//! unique, so a retry inserts nothing), commits, and only then answers every waiting request.
+//! everything queued (up to a cap) as one group and inserts it in one statement, committed on its
+//! own (the duel id is unique, so a retry inserts nothing; the same statement checks that the
+//! experiments still exist), and only then answers every waiting request.
 //! That durable insert is the acknowledgement: no experiment's state is locked or read on the
 //! way, so replicas acknowledging the same experiment do not wait for one another, and a slow
 //! experiment delays no other's answers. Applying the outcomes to the bandit state follows off
@@ -18,7 +19,6 @@ use tokio::sync::{Semaphore, mpsc, oneshot};
 use uuid::Uuid;
 
 use crate::bandit::Arm;
-use crate::store;
 use crate::store::apply::Cursor;
 use crate::store::outcomes::{self, OutcomeRow, Recorded};
 
@@ -169,7 +169,7 @@ async fn write_and_answer(pool: &sqlx::PgPool, owners: &Owners, group: Vec<Write
     }
 }
 
-/// Inserts the group's new outcomes in one transaction; returns what happened to each item and,
+/// Inserts the group's new outcomes in one statement; returns what happened to each item and,
 /// per experiment, the last new row in apply order.
 async fn write_group(
     pool: &sqlx::PgPool,
@@ -187,18 +187,9 @@ async fn write_group(
         by_experiment.entry(item.experiment_id).or_default().push(i);
     }
 
-    let mut tx = pool.begin().await.map_err(store::StoreError::from)?;
-    // Tokens are signed, so an experiment missing here was deleted after its duels were issued:
-    // its outcomes are refused and nothing of them is written.
-    let ids: Vec<i64> = by_experiment.keys().copied().collect();
-    let live: HashSet<i64> = outcomes::live_experiments(&mut tx, &ids)
-        .await?
-        .into_iter()
-        .collect();
     let mut rows: Vec<OutcomeRow> = by_experiment
-        .iter()
-        .filter(|(id, _)| live.contains(id))
-        .flat_map(|(_, idx)| idx)
+        .values()
+        .flatten()
         .map(|&i| {
             let it = items[i];
             OutcomeRow {
@@ -217,26 +208,28 @@ async fn write_group(
         .collect();
     // One insertion order for every group: see the module docs.
     rows.sort_unstable_by_key(|r| r.duel_id);
-    let inserted: HashMap<Uuid, i64> = outcomes::insert_new(&mut tx, &rows)
-        .await?
-        .into_iter()
-        .collect();
+    // Tokens are signed, so an experiment the statement finds missing was deleted after its
+    // duels were issued: its outcomes are refused and nothing of them is written.
+    let ids: Vec<i64> = by_experiment.keys().copied().collect();
+    let acknowledged = outcomes::acknowledge(pool, &ids, &rows).await?;
+    let live: HashSet<i64> = acknowledged.live.into_iter().collect();
+    let inserted: HashMap<Uuid, i64> = acknowledged.inserted.into_iter().collect();
 
-    // Outcomes recorded before (retries, or a different outcome for the same duel).
+    // Outcomes recorded before (retries, or a different outcome for the same duel): committed
+    // already, since the insert waited for any transaction that held the same duel id.
     let earlier: Vec<Uuid> = rows
         .iter()
-        .filter(|r| !inserted.contains_key(&r.duel_id))
+        .filter(|r| live.contains(&r.experiment_id) && !inserted.contains_key(&r.duel_id))
         .map(|r| r.duel_id)
         .collect();
     let recorded: HashMap<Uuid, Recorded> = if earlier.is_empty() {
         HashMap::new()
     } else {
-        outcomes::recorded(&mut tx, &earlier)
+        outcomes::recorded(pool, &earlier)
             .await?
             .into_iter()
             .collect()
     };
-    tx.commit().await.map_err(store::StoreError::from)?;
 
     let mut acked: BTreeMap<i64, Cursor> = BTreeMap::new();
     for r in &rows {
