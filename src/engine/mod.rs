@@ -47,6 +47,9 @@ use token::TokenSigner;
 /// How often a replica looks for changes made by others. Outcomes applied by this process are
 /// visible as soon as they are applied; those applied by another replica within this interval.
 pub const REFRESH_INTERVAL: Duration = Duration::from_millis(200);
+/// Longest a graceful shutdown waits for the experiments owned here to apply the outcomes
+/// acknowledged here.
+pub const SHUTDOWN_APPLY_WAIT: Duration = Duration::from_secs(2);
 /// How often duel counts are flushed to the database, by default.
 pub const FLUSH_INTERVAL: Duration = Duration::from_secs(1);
 
@@ -361,10 +364,19 @@ pub fn now_ms() -> i64 {
 }
 
 impl Engine {
-    /// Flushes what only this process knows (duel counts) before it exits.
+    /// Flushes what only this process knows (duel counts) before it exits, and lets the
+    /// experiments it owns apply the outcomes it acknowledged, for at most
+    /// [`SHUTDOWN_APPLY_WAIT`] (the rest is applied by their next owner).
     pub async fn shutdown(&self) {
         if let Err(e) = self.flush_duels().await {
             tracing::warn!(error = %e, "could not flush duel counts at shutdown");
+        }
+        let behind = self.owners.settle(SHUTDOWN_APPLY_WAIT).await;
+        if !behind.is_empty() {
+            tracing::info!(
+                experiments = ?behind,
+                "outcomes acknowledged here are not all applied yet: their next owner applies them"
+            );
         }
     }
 }

@@ -240,7 +240,8 @@ impl Engine {
         };
         match written {
             Written::Recorded => {
-                metrics::counter!("joust_outcomes_applied_total").increment(1);
+                // Durable, not applied yet: the owner counts `joust_outcomes_applied_total`.
+                metrics::counter!("joust_outcomes_acknowledged_total").increment(1);
                 Ok(record("recorded"))
             }
             Written::Duplicate => {

@@ -23,21 +23,35 @@ use sqlx::{Connection, PgConnection};
 use tokio::sync::{Notify, mpsc};
 
 use crate::store::apply::{self as store_apply, Cursor};
-use crate::store::{self, StoreError};
+use crate::store::{self, StoreError, notices};
 
 use super::apply::{Applied, apply_outcomes};
 use super::history::HistoryClock;
 use super::offload;
 use super::{Cache, EngineError, Snapshot};
 
-/// How often a replica looks for experiments with outcomes waiting and no live owner. Bounds how
-/// long outcomes acknowledged by another replica wait for the owner, and, with [`RETRY_OWN`],
-/// how long an experiment stays unowned after its owner died.
-pub const POLL_INTERVAL: Duration = Duration::from_millis(100);
+/// How often a replica looks for experiments with outcomes waiting and no live owner, and an
+/// idle applier for rows of its experiment. Outcomes acknowledged by another replica reach the
+/// owner at once by a notice ([`crate::store::notices`]); the poll is the fallback for a lost
+/// notice and finds experiments whose owner died. With [`RETRY_OWN`] it bounds how long an
+/// experiment stays unowned after its owner died. At 100 ms, the polls of every replica were a
+/// visible share of the CPU per outcome with two replicas (docs/benchmarks.md).
+pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
+/// Longest wait of an applier for rows acknowledged here that an older transaction still holds
+/// back.
+const BEHIND_WAIT_MAX: Duration = Duration::from_millis(100);
 /// Least time between two attempts to take an experiment another replica owns.
 const RETRY_OWN: Duration = Duration::from_secs(1);
 /// Most rows applied in one transaction.
 const MAX_APPLY: i64 = 20_000;
+/// Least time between two applications of one experiment while it has rows waiting. Each
+/// application writes the whole policy state (for a 136-ranker MergeDTS, kilobytes of JSON that
+/// Postgres compresses and logs) and a transaction of its own, whether it applies one row or a
+/// thousand: applying as soon as woken, a hot experiment was applied after every acknowledgement
+/// group, and those writes were most of the CPU per outcome. Pausing lets the rows of several
+/// groups be applied at once; it delays a read of the counts (which waits for this replica's
+/// outcomes to be applied) by at most this much.
+const APPLY_PAUSE: Duration = Duration::from_millis(20);
 /// How often the dedicated session is checked when no lock was asked for meanwhile.
 const KEEPALIVE: Duration = Duration::from_secs(1);
 /// How long a read waits for the outcomes this replica acknowledged to be applied.
@@ -70,6 +84,8 @@ pub struct Owners {
     nudge: Arc<Notify>,
     /// Appliers whose experiment was deleted report here, so the loop gives the lock up.
     ended: mpsc::UnboundedSender<i64>,
+    /// Stops the listener of notices from other replicas.
+    stop_listening: Arc<Notify>,
 }
 
 impl Owners {
@@ -84,13 +100,31 @@ impl Owners {
             inner: Mutex::default(),
             nudge: Arc::new(Notify::new()),
             ended,
+            stop_listening: Arc::new(Notify::new()),
         });
         tokio::spawn(ownership_loop(
             Arc::downgrade(&owners),
             owners.nudge.clone(),
             ended_rx,
         ));
+        tokio::spawn(listen_loop(
+            Arc::downgrade(&owners),
+            owners.pool.clone(),
+            owners.stop_listening.clone(),
+        ));
         owners
+    }
+
+    /// Another replica acknowledged outcomes of these experiments: wake the appliers of those
+    /// owned here. (Experiments owned nowhere are taken by the replica that acknowledged them,
+    /// or found by the poll.)
+    fn outcomes_waiting(&self, ids: &[i64]) {
+        let inner = self.inner.lock().unwrap();
+        for id in ids {
+            if let Some(owned) = inner.owned.get(id) {
+                owned.wake.notify_one();
+            }
+        }
     }
 
     /// Notes an outcome acknowledged here (durable, at `at` in apply order) and wakes its
@@ -129,6 +163,41 @@ impl Owners {
         }
     }
 
+    /// At shutdown: waits, up to `within`, until every experiment owned here has applied the
+    /// outcomes this replica acknowledged for it, so a replica stopped gracefully leaves its own
+    /// acknowledgements applied when its owners can finish them quickly. Whatever is left (a
+    /// slow experiment, a database outage) stays durable and is applied by the experiment's next
+    /// owner once this session's locks are gone. Returns the experiments still behind.
+    pub async fn settle(&self, within: Duration) -> Vec<i64> {
+        let until = Instant::now() + within;
+        loop {
+            let behind: Vec<i64> = {
+                let inner = self.inner.lock().unwrap();
+                inner
+                    .owned
+                    .keys()
+                    .filter(|id| {
+                        inner.acked.get(id).is_some_and(|&acked| {
+                            self.cache
+                                .get(**id)
+                                .is_some_and(|snap| snap.applied_through < acked)
+                        })
+                    })
+                    .copied()
+                    .collect()
+            };
+            if behind.is_empty() || Instant::now() >= until {
+                return behind;
+            }
+            for id in &behind {
+                if let Some(owned) = self.inner.lock().unwrap().owned.get(id) {
+                    owned.wake.notify_one();
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
     /// The last outcome acknowledged here for the experiment.
     fn acked(&self, id: i64) -> Option<Cursor> {
         self.inner.lock().unwrap().acked.get(&id).copied()
@@ -160,9 +229,10 @@ impl Owners {
             store_apply::disown(conn, id).await?;
             asked = true;
         }
-        let mut candidates: Vec<i64> = std::mem::take(&mut self.inner.lock().unwrap().nudged)
-            .into_iter()
-            .collect();
+        let nudged = std::mem::take(&mut self.inner.lock().unwrap().nudged);
+        let mut candidates: Vec<i64> = nudged.iter().copied().collect();
+        // Experiments with outcomes acknowledged here that another replica owns: told below.
+        let mut owned_elsewhere = Vec::new();
         if poll {
             // A failed poll (the pool's problem, not the session's) waits for the next turn.
             match store_apply::experiments_with_pending(&self.pool).await {
@@ -185,6 +255,9 @@ impl Owners {
                     .get(&id)
                     .is_some_and(|&t| now.duration_since(t) < RETRY_OWN)
                 {
+                    if nudged.contains(&id) {
+                        owned_elsewhere.push(id);
+                    }
                     continue;
                 }
             }
@@ -195,7 +268,14 @@ impl Owners {
                 self.spawn_applier(id);
             } else {
                 self.inner.lock().unwrap().elsewhere.insert(id, now);
+                if nudged.contains(&id) {
+                    owned_elsewhere.push(id);
+                }
             }
+        }
+        if !owned_elsewhere.is_empty() {
+            notices::notify_outcomes_waiting(conn, &owned_elsewhere).await?;
+            asked = true;
         }
         Ok(asked)
     }
@@ -225,6 +305,41 @@ impl Owners {
 impl Drop for Owners {
     fn drop(&mut self) {
         self.lose_all();
+        self.stop_listening.notify_one();
+    }
+}
+
+/// Listens for the notices of other replicas' acknowledgements and wakes the appliers they
+/// concern. A lost session is opened again after [`POLL_INTERVAL`] (notices sent meanwhile are
+/// lost; the poll finds their rows). Stops when the owners are dropped.
+async fn listen_loop(owners: Weak<Owners>, pool: sqlx::PgPool, stop: Arc<Notify>) {
+    loop {
+        let listening = async {
+            let mut listener = notices::listen_outcomes_waiting(&pool).await?;
+            while let Some(notice) = listener.try_recv().await? {
+                let ids = notices::waiting_ids(notice.payload());
+                match owners.upgrade() {
+                    Some(owners) => owners.outcomes_waiting(&ids),
+                    None => return Ok(()),
+                }
+            }
+            Ok::<(), StoreError>(())
+        };
+        tokio::select! {
+            result = listening => {
+                if let Err(e) = result {
+                    tracing::debug!(error = %e, "listening for other replicas' notices failed");
+                }
+            }
+            _ = stop.notified() => return,
+        }
+        if owners.strong_count() == 0 {
+            return;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(POLL_INTERVAL) => {}
+            _ = stop.notified() => return,
+        }
     }
 }
 
@@ -295,8 +410,8 @@ struct Applier {
 
 /// What one step of an applier found.
 enum Step {
-    /// Applied rows (or reloaded a stale state): there may be more.
-    More,
+    /// Applied rows (or reloaded a stale state): there may be more, and surely are when `full`.
+    More { full: bool },
     /// Nothing final to apply now.
     Idle,
     /// The experiment was deleted.
@@ -311,7 +426,13 @@ impl Applier {
         let mut behind_wait = Duration::from_millis(2);
         while self.alive.load(Ordering::SeqCst) {
             match self.step().await {
-                Ok(Step::More) => behind_wait = Duration::from_millis(2),
+                Ok(Step::More { full }) => {
+                    behind_wait = Duration::from_millis(2);
+                    // A full application means a backlog: go on at once.
+                    if !full {
+                        tokio::time::sleep(APPLY_PAUSE).await;
+                    }
+                }
                 Ok(Step::Gone) => {
                     let _ = self.ended.send(self.id);
                     return;
@@ -327,11 +448,11 @@ impl Applier {
                         .is_some_and(|(acked, snap)| acked > snap.applied_through);
                     let wait = if behind {
                         let wait = behind_wait;
-                        behind_wait = (behind_wait * 2).min(POLL_INTERVAL);
+                        behind_wait = (behind_wait * 2).min(BEHIND_WAIT_MAX);
                         wait
                     } else {
                         behind_wait = Duration::from_millis(2);
-                        POLL_INTERVAL * 10
+                        POLL_INTERVAL
                     };
                     tokio::select! {
                         _ = tokio::time::sleep(wait) => {}
@@ -365,15 +486,21 @@ impl Applier {
         match apply_outcomes(&self.pool, &self.history, base, rows).await? {
             Applied::Written(snap) => {
                 metrics::histogram!("joust_apply_batch_size").record(n as f64);
+                // Before the snapshot is installed: a reader that sees the outcomes applied
+                // also finds them counted.
+                metrics::counter!("joust_outcomes_applied_total").increment(n as u64);
                 self.cache.put(*snap);
             }
             Applied::Stale => {
                 if self.load().await?.is_none() {
                     return Ok(Step::Gone);
                 }
+                return Ok(Step::More { full: true });
             }
         }
-        Ok(Step::More)
+        Ok(Step::More {
+            full: n as i64 >= MAX_APPLY,
+        })
     }
 
     /// Reads the experiment's state as stored, counts and cursor consistent with it, into the

@@ -5,6 +5,7 @@ pub mod apply;
 pub mod embedded;
 pub mod experiments;
 pub mod history;
+pub mod notices;
 pub mod outcomes;
 pub mod retention;
 pub mod settings;

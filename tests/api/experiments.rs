@@ -579,11 +579,16 @@ async fn health_readiness_and_metrics() {
     let ids: Vec<String> = request_ids_of_two_requests(&app).await;
     assert_eq!(ids.len(), 2);
     assert_ne!(ids[0], ids[1]);
+    // A read waits until this replica's acknowledged outcomes are applied, which is when
+    // `joust_outcomes_applied_total` counts them.
+    let (s, b) = app.get(&format!("/v1/experiments/{id}")).await;
+    assert_eq!(s, StatusCode::OK, "{b}");
     let text = app.get_response("/metrics").await.text().await.unwrap();
     for name in [
         "joust_http_requests_total",
         "joust_http_request_duration_seconds_bucket",
         "joust_duels_issued_total",
+        "joust_outcomes_acknowledged_total",
         "joust_outcomes_applied_total",
         "joust_outcomes_rejected_total{reason=\"invalid_token\"}",
         "joust_ingest_batch_size_bucket",
