@@ -67,14 +67,11 @@ pub async fn apply_outcomes(
     let size = base.names.len().max(rows.len());
     let (base, mut snap, counted, policy_state, point) = offload::cpu(size, move || {
         let mut snap = (*base).clone();
-        // The decisions before and after the outcomes, for the stop rule and the webhook events
-        // below: computed here, off the runtime, since they grow with the number of rankers, and
-        // only for an experiment that has either (readers compute a version's decision once,
-        // when they first ask, as they do its champion report).
+        // The decision after the outcomes, for the stop rule and the webhook events below:
+        // computed here, off the runtime, since it grows with the number of rankers, and only for
+        // an experiment that has either (readers compute a version's decision once, when they
+        // first ask, as they do its champion report).
         let watched = decision_events::watches_decisions(&base);
-        if watched {
-            base.decision();
-        }
         let mut rng = update_rng(snap.seed, snap.version);
         let counted = apply(&mut snap.state, &rows, &mut rng);
         let policy_state = PersistedPolicy::to_json(&snap.state);

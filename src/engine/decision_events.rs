@@ -11,9 +11,10 @@
 
 use serde_json::json;
 use sqlx::{Postgres, Transaction};
+use std::sync::Arc;
 use uuid::Uuid;
 
-use crate::bandit::Decision;
+use crate::bandit::{Arm, Decision};
 use crate::store::{experiments, webhooks};
 
 use super::snapshot::{Snapshot, Status};
@@ -40,19 +41,24 @@ impl Event {
     }
 }
 
-/// The events between two decisions of one experiment (before and after some outcomes).
-pub fn decision_events(before: &Decision, after: &Decision) -> Vec<Event> {
-    match (before.decided, after.decided) {
-        (false, true) => vec![Event::Decided],
-        (true, true) if before.winners != after.winners => vec![Event::ChampionChanged],
-        _ => Vec::new(),
+/// The events a decision causes, given the winners the experiment last announced (`None` when
+/// `decided` was never announced): `decided` the first time it is decided, and only then (a
+/// decision that lapses and comes back announces nothing more); `champion_changed` when a decided
+/// decision names other winners than the last announced.
+pub fn decision_events(announced: Option<&[Arm]>, decision: &Decision) -> Vec<Event> {
+    match announced {
+        _ if !decision.decided => Vec::new(),
+        None => vec![Event::Decided],
+        Some(w) if w != decision.winners.as_slice() => vec![Event::ChampionChanged],
+        Some(_) => Vec::new(),
     }
 }
 
 /// After outcomes were applied to `before`, giving `after` (same transaction, not committed):
 /// writes the decision's events and, when the stop rule asks, concludes the experiment (setting
-/// `after.status`) and writes `concluded`. A concluded experiment is final: outcomes that still
-/// arrive for it (from duels issued before) change no status and announce nothing.
+/// `after.status` and freezing its decision) and writes `concluded`. A concluded experiment is
+/// final: outcomes that still arrive for it (from duels issued before) change neither its status
+/// nor its decision, and announce nothing.
 pub async fn after_apply(
     tx: &mut Transaction<'_, Postgres>,
     before: &Snapshot,
@@ -62,7 +68,16 @@ pub async fn after_apply(
         return Ok(());
     }
     let decision = after.decision().clone();
-    let mut events = decision_events(before.decision(), &decision);
+    let mut events = if after.webhook_url.is_some() {
+        decision_events(after.announced_winners.as_deref(), &decision)
+    } else {
+        Vec::new()
+    };
+    if !events.is_empty() {
+        let winners: Vec<i32> = decision.winners.iter().map(|&a| a as i32).collect();
+        experiments::set_announced_winners(tx, after.id, &winners).await?;
+        after.announced_winners = Some(decision.winners.clone());
+    }
     if conclude_by_rule(tx, after, &decision).await? {
         events.push(Event::Concluded);
         metrics::counter!("joust_experiments_concluded_by_stop_rule_total").increment(1);
@@ -91,7 +106,21 @@ async fn conclude_by_rule(
     }
     experiments::set_status(tx, after.id, Status::Concluded.as_str()).await?;
     after.status = Status::Concluded;
+    freeze(tx, after, decision).await?;
     Ok(true)
+}
+
+/// Stores `decision` as the final decision of the concluded experiment `snap` (in `tx`, and in
+/// `snap`): what it reports and serves from now on.
+async fn freeze(
+    tx: &mut Transaction<'_, Postgres>,
+    snap: &mut Snapshot,
+    decision: &Decision,
+) -> Result<(), EngineError> {
+    let value = serde_json::to_value(decision).expect("a decision serialises");
+    experiments::set_final_decision(tx, snap.id, &value).await?;
+    snap.final_decision = Some(Arc::new(decision.clone()));
+    Ok(())
 }
 
 /// After a PATCH changed an experiment (same transaction, not committed; `after` is the new
@@ -108,6 +137,10 @@ pub async fn after_patch(
     let decision = after.decision().clone();
     conclude_by_rule(tx, after, &decision).await?;
     if after.status == Status::Concluded {
+        if after.final_decision.is_none() {
+            // Concluded by the PATCH itself.
+            freeze(tx, after, &decision).await?;
+        }
         enqueue(tx, after, &decision, &[Event::Concluded]).await?;
     }
     Ok(())
@@ -203,19 +236,25 @@ mod tests {
     }
 
     #[test]
-    fn events_follow_the_decision() {
+    fn decided_is_announced_once_and_a_new_champion_is_a_change() {
         let open = decision(false, &[]);
         let a = decision(true, &[0]);
         let b = decision(true, &[2]);
         let copeland = decision(true, &[0, 2]);
         let none: Vec<Event> = Vec::new();
-        assert_eq!(decision_events(&open, &open), none);
-        assert_eq!(decision_events(&open, &a), [Event::Decided]);
-        assert_eq!(decision_events(&a, &a), none);
-        assert_eq!(decision_events(&a, &b), [Event::ChampionChanged]);
-        assert_eq!(decision_events(&a, &copeland), [Event::ChampionChanged]);
-        // Undecided again announces nothing; deciding afresh is `decided` again.
-        assert_eq!(decision_events(&a, &open), none);
-        assert_eq!(decision_events(&open, &b), [Event::Decided]);
+        // Never announced: undecided says nothing, decided is `decided`.
+        assert_eq!(decision_events(None, &open), none);
+        assert_eq!(decision_events(None, &a), [Event::Decided]);
+        assert_eq!(decision_events(None, &copeland), [Event::Decided]);
+        // Announced 0: the same winners again (also after the decision lapsed, which announces
+        // nothing) say nothing; other winners are `champion_changed`, never `decided` again.
+        assert_eq!(decision_events(Some(&[0]), &a), none);
+        assert_eq!(decision_events(Some(&[0]), &open), none);
+        assert_eq!(decision_events(Some(&[0]), &b), [Event::ChampionChanged]);
+        assert_eq!(
+            decision_events(Some(&[0]), &copeland),
+            [Event::ChampionChanged]
+        );
+        assert_eq!(decision_events(Some(&[0, 2]), &copeland), none);
     }
 }

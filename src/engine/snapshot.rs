@@ -94,6 +94,12 @@ pub struct Snapshot {
     pub stop_rule: Option<StopRule>,
     /// Where its events are posted (the secret stays in the database).
     pub webhook_url: Option<String>,
+    /// The decision the experiment concluded with: once set, its decision
+    /// ([`Snapshot::decision`]), whatever outcomes are applied after the conclusion.
+    pub final_decision: Option<Arc<Decision>>,
+    /// The winners the last `decided` or `champion_changed` event named; `None` until `decided`
+    /// was announced ([`super::decision_events`]).
+    pub announced_winners: Option<Vec<Arm>>,
     /// Shared between versions: the writer clones a snapshot for every group of outcomes, and
     /// the names only change when a ranker is added (which reloads the snapshot).
     pub names: Arc<[String]>,
@@ -155,6 +161,17 @@ impl Snapshot {
             .map(serde_json::from_value)
             .transpose()
             .map_err(|err| bad(format!("stop rule: {err}")))?;
+        let final_decision = e
+            .final_decision
+            .clone()
+            .map(serde_json::from_value::<Decision>)
+            .transpose()
+            .map_err(|err| bad(format!("final decision: {err}")))?
+            .map(Arc::new);
+        let announced_winners = e
+            .announced_winners
+            .as_ref()
+            .map(|w| w.iter().map(|&a| a as Arm).collect());
         // Caches are not persisted: rebuild them once here rather than on every selection.
         state.warm();
         let names: Vec<String> = s.rankers.iter().map(|r| r.name.clone()).collect();
@@ -177,6 +194,8 @@ impl Snapshot {
             decision_settings,
             stop_rule,
             webhook_url: e.webhook_url.clone(),
+            final_decision,
+            announced_winners,
             names: names.into(),
             by_name: Arc::new(by_name),
             state,
@@ -194,9 +213,13 @@ impl Snapshot {
         self.derived.champion(&self.state)
     }
 
-    /// The decision of this version (computed once): decided or not, and what is missing.
+    /// The decision of this version (computed once): decided or not, and what is missing. For a
+    /// concluded experiment, the decision it concluded with.
     pub fn decision(&self) -> &Decision {
-        self.derived.decision(&self.state)
+        match &self.final_decision {
+            Some(d) => d,
+            None => self.derived.decision(&self.state),
+        }
     }
 
     /// A rendering of this version that a reader builds once and reuses (see

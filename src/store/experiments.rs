@@ -28,6 +28,10 @@ pub struct ExperimentRow {
     pub stop_rule: Option<Value>,
     /// Where its events are posted; the secret is read only by the delivery task.
     pub webhook_url: Option<String>,
+    /// The decision at the conclusion (set when the experiment concluded).
+    pub final_decision: Option<Value>,
+    /// The winners the last `decided` or `champion_changed` event named; `None` before `decided`.
+    pub announced_winners: Option<Vec<i32>>,
 }
 
 /// A ranker of an experiment.
@@ -116,11 +120,14 @@ fn experiment_from_row(row: &sqlx::postgres::PgRow) -> Result<ExperimentRow, sql
         decision: row.try_get("decision")?,
         stop_rule: row.try_get("stop_rule")?,
         webhook_url: row.try_get("webhook_url")?,
+        final_decision: row.try_get("final_decision")?,
+        announced_winners: row.try_get("announced_winners")?,
     })
 }
 
 const EXPERIMENT_COLUMNS: &str = "id, name, status, policy, tie_rule, interleaving, rankers_per_query, attribution_window_secs, \
-     seed, created_at, browser_click_origins, decision, stop_rule, webhook_url";
+     seed, created_at, browser_click_origins, decision, stop_rule, webhook_url, final_decision, \
+     announced_winners";
 
 /// A live (not deleted) experiment.
 pub async fn get<'e, E: sqlx::PgExecutor<'e>>(
@@ -216,6 +223,34 @@ pub async fn set_status(
     sqlx::query("UPDATE experiments SET status = $2 WHERE id = $1")
         .bind(id)
         .bind(status)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Stores the decision an experiment concluded with: from now on it is the experiment's decision.
+pub async fn set_final_decision(
+    tx: &mut Transaction<'_, Postgres>,
+    id: i64,
+    decision: &Value,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE experiments SET final_decision = $2 WHERE id = $1")
+        .bind(id)
+        .bind(decision)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Records the winners a `decided` or `champion_changed` event announced.
+pub async fn set_announced_winners(
+    tx: &mut Transaction<'_, Postgres>,
+    id: i64,
+    winners: &[i32],
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE experiments SET announced_winners = $2 WHERE id = $1")
+        .bind(id)
+        .bind(winners)
         .execute(&mut **tx)
         .await?;
     Ok(())

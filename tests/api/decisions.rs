@@ -292,6 +292,138 @@ async fn an_mslr_experiment_decides_posts_a_signed_decided_event_and_concludes_i
     app.stop().await;
 }
 
+/// Issues `n` duels of a fresh experiment before any outcome is posted and keeps the tokens of
+/// those between two different rankers: outcomes that can arrive at any later time, whatever
+/// happened to the experiment meanwhile.
+async fn issue_early(app: &TestApp, id: i64, n: usize) -> Vec<String> {
+    let mut tokens = Vec::new();
+    for _ in 0..n {
+        let (token, pair) = app.duel(id).await;
+        if pair[0] != pair[1] {
+            tokens.push(token);
+        }
+    }
+    tokens
+}
+
+/// Posts `tokens`' outcomes, all won by `winner`, and waits until they are applied.
+async fn report_all(app: &TestApp, id: i64, tokens: &[String], winner: &str) {
+    let before = app.experiment(id).await["outcomes_applied"]
+        .as_i64()
+        .unwrap();
+    let outcomes: Vec<Value> = tokens
+        .iter()
+        .map(|t| json!({"duel_token": t, "winner": winner}))
+        .collect();
+    let (s, b) = app
+        .post("/v1/outcomes/batch", json!({"outcomes": outcomes}))
+        .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    assert_eq!(b["rejected"], 0, "{b}");
+    let expected = before + tokens.len() as i64;
+    eventually(
+        "the outcomes applied",
+        Duration::from_secs(10),
+        || async move {
+            app.experiment(id).await["outcomes_applied"]
+                .as_i64()
+                .unwrap()
+                == expected
+        },
+    )
+    .await;
+}
+
+/// Two rankers with a webhook to `url` and the stop rule `stop_rule` (none when null).
+async fn two_rankers_with_webhook(app: &TestApp, url: &str, stop_rule: Value) -> i64 {
+    let mut body = json!({"name": "flip", "rankers": ["a", "b"], "seed": 3,
+                          "webhook": {"url": url, "secret": SECRET}});
+    if !stop_rule.is_null() {
+        body["stop_rule"] = stop_rule;
+    }
+    let (s, b) = app.post("/v1/experiments", body).await;
+    assert_eq!(s, StatusCode::CREATED, "{b}");
+    b["id"].as_i64().unwrap()
+}
+
+/// The events the receiver got (delivered), in order, once `last` has arrived and a while after.
+async fn events_after(receiver: &Receiver, last: &'static str) -> Vec<String> {
+    eventually(last, Duration::from_secs(10), || {
+        let got = receiver.delivered();
+        async move { got.iter().any(|r| r.event == last) }
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    // Events of one transaction may be delivered in either order.
+    let mut events: Vec<String> = receiver.delivered().into_iter().map(|r| r.event).collect();
+    events.sort();
+    events
+}
+
+#[tokio::test]
+async fn a_concluded_decision_is_final_when_earlier_duels_report_after_the_conclusion() {
+    let db = postgres::fresh_database().await;
+    let app = http_server::spawn_app_with(&db, "", fast_webhooks()).await;
+    let (receiver, url) = Receiver::start(0).await;
+    let id = two_rankers_with_webhook(&app, &url, json!({"min_outcomes": 0})).await;
+    let tokens = issue_early(&app, id, 900).await;
+    assert!(tokens.len() >= 600, "{} distinct duels", tokens.len());
+    // 150 wins of `a` decide it (the bound at delta 0.05 separates all-wins after about 100
+    // comparisons): the stop rule concludes the experiment.
+    report_all(&app, id, &tokens[..150], "a").await;
+    let e = app.experiment(id).await;
+    assert_eq!(e["status"], "concluded", "{e}");
+    assert_eq!(e["decision"]["champion"], "a", "{e}");
+    // The other duels, issued before the conclusion, all report wins of `b`: the counts now favour
+    // `b` clearly (at least 450 to 150), yet the decision stays the one concluded with.
+    report_all(&app, id, &tokens[150..], "b").await;
+    let e = app.experiment(id).await;
+    assert_eq!(e["status"], "concluded");
+    assert_eq!(e["decision"]["decided"], true, "{e}");
+    assert_eq!(e["decision"]["champion"], "a", "{e}");
+    assert_eq!(e["decision"]["winners"], json!(["a"]), "{e}");
+    // Not vacuous: the counts' own champion report has moved to `b`.
+    assert_eq!(e["champion"]["ranker"], "b", "{}", e["champion"]);
+    let (_, list) = app.get("/v1/experiments").await;
+    assert_eq!(list["experiments"][0]["decided"], true, "{list}");
+    // It serves the champion it concluded with.
+    let (s, duel) = app
+        .post(&format!("/v1/experiments/{id}/duels"), json!({}))
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(duel["rankers"], json!(["a", "a"]), "{duel}");
+    let events = events_after(&receiver, "concluded").await;
+    assert_eq!(events, ["concluded", "decided"]);
+    app.stop().await;
+}
+
+#[tokio::test]
+async fn decided_is_announced_once_when_a_decision_lapses_and_returns() {
+    let db = postgres::fresh_database().await;
+    let app = http_server::spawn_app_with(&db, "", fast_webhooks()).await;
+    let (receiver, url) = Receiver::start(0).await;
+    let id = two_rankers_with_webhook(&app, &url, Value::Null).await;
+    let tokens = issue_early(&app, id, 1200).await;
+    assert!(tokens.len() >= 600, "{} distinct duels", tokens.len());
+    let decided = |e: &Value| e["decision"]["decided"].as_bool().unwrap();
+    // Decided for `a` at 150 to 0; undecided at 150 to 150; decided for `a` again at 450 to 150.
+    report_all(&app, id, &tokens[..150], "a").await;
+    assert!(decided(&app.experiment(id).await));
+    report_all(&app, id, &tokens[150..300], "b").await;
+    assert!(!decided(&app.experiment(id).await));
+    report_all(&app, id, &tokens[300..600], "a").await;
+    let e = app.experiment(id).await;
+    assert!(decided(&e) && e["decision"]["champion"] == "a", "{e}");
+    // Only the first decision is announced; a PATCH concluding it then says `concluded`.
+    let (s, b) = app
+        .patch_experiment(id, json!({"status": "concluded"}))
+        .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    let events = events_after(&receiver, "concluded").await;
+    assert_eq!(events, ["concluded", "decided"]);
+    app.stop().await;
+}
+
 /// Creates a two-ranker experiment with a webhook to `url` and concludes it by PATCH, which
 /// writes a `concluded` event.
 async fn conclude_with_webhook(app: &TestApp, url: &str) -> i64 {

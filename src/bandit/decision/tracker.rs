@@ -32,7 +32,9 @@ pub struct Tracker {
     /// Arms whose `holds` covers every other active arm: decided Condorcet winners.
     full: usize,
     /// Entry `i * k + j`: the lower bound of P(i beats j) (-inf with no comparison), kept up to
-    /// [`KEPT_BOUNDS`] arms (4 k^2 bytes); above, bounds are computed when asked.
+    /// [`KEPT_BOUNDS`] arms (4 k^2 bytes); above, bounds are computed when asked. The counts'
+    /// statements are read from these single-precision bounds, so they may differ from
+    /// [`super::decide`]'s (double precision) on a bound within about 1e-7 of its threshold.
     lower: Option<Vec<f32>>,
 }
 
@@ -76,17 +78,35 @@ impl Tracker {
         }
     }
 
-    /// Adds (`add`) or removes the statements of the pair (`i`, `j`).
-    fn apply(&mut self, view: &View, i: Arm, j: Arm, add: bool) {
+    /// The statements of the pair (`i`, `j`) as (i holds, j holds, j beats i, i beats j), from
+    /// the lower bounds of P(i beats j) and P(j beats i).
+    fn statements(&self, li: f32, lj: f32) -> [bool; 4] {
+        let (hold, beat) = ((0.5 - self.epsilon) as f32, (0.5 + self.epsilon) as f32);
+        [li > hold, lj > hold, lj > beat, li > beat]
+    }
+
+    /// The lower bounds of P(i beats j) and P(j beats i) from the counts (one square root and one
+    /// logarithm), `-inf` with no comparison.
+    fn fresh_bounds(&self, view: &View, i: Arm, j: Arm) -> (f32, f32) {
         let n = view.count(i, j);
-        let (si, sj) = (view.score(i, j), view.score(j, i));
+        if n <= 0.0 {
+            return (f32::NEG_INFINITY, f32::NEG_INFINITY);
+        }
         let margin = self.boundary.margin(n);
-        let eps = self.epsilon;
-        let over = |s: f64, at: f64| n > 0.0 && s - n * at > margin;
-        let hold_i = over(si, 0.5 - eps);
-        let hold_j = over(sj, 0.5 - eps);
-        let beats_i = over(sj, 0.5 + eps);
-        let beats_j = over(si, 0.5 + eps);
+        let (si, sj) = (view.score(i, j), view.score(j, i));
+        (((si - margin) / n) as f32, ((sj - margin) / n) as f32)
+    }
+
+    /// Adds (`add`) or removes the statements of the pair (`i`, `j`). The statements are read
+    /// from the kept bounds where they are kept (so removing costs no square root or logarithm:
+    /// it reads what adding wrote), and recomputed from the counts otherwise.
+    fn apply(&mut self, view: &View, i: Arm, j: Arm, add: bool) {
+        let k = self.k;
+        let (li, lj) = match (&self.lower, add) {
+            (Some(lower), false) => (lower[i * k + j], lower[j * k + i]),
+            _ => self.fresh_bounds(view, i, j),
+        };
+        let [hold_i, hold_j, beats_i, beats_j] = self.statements(li, lj);
         let step = |v: &mut u32, on: bool| {
             if on {
                 *v = if add { *v + 1 } else { *v - 1 };
@@ -96,15 +116,9 @@ impl Tracker {
         step(&mut self.holds[j], hold_j);
         step(&mut self.beaten[i], beats_i);
         step(&mut self.beaten[j], beats_j);
-        let k = self.k;
         if add && let Some(lower) = self.lower.as_mut() {
-            let (li, lj) = if n > 0.0 {
-                ((si - margin) / n, (sj - margin) / n)
-            } else {
-                (f64::NEG_INFINITY, f64::NEG_INFINITY)
-            };
-            lower[i * k + j] = li as f32;
-            lower[j * k + i] = lj as f32;
+            lower[i * k + j] = li;
+            lower[j * k + i] = lj;
         }
     }
 

@@ -18,14 +18,14 @@
 //!   lower bound above 1/2, or (epsilon > 0) the whole interval within 1/2 +- epsilon, which
 //!   counts for neither side.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::confidence::Boundary;
 use super::settings::DecisionSettings;
 use crate::bandit::{Arm, View};
 
 /// Which kind of winner a decision names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DecisionKind {
     /// One arm beats every other (or none beats it by more than epsilon).
@@ -35,7 +35,7 @@ pub enum DecisionKind {
 }
 
 /// What the evidence says about which ranker is best.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Decision {
     /// Whether the decision is made, with probability at least 1 - delta of being right.
     pub decided: bool,
@@ -54,7 +54,7 @@ pub struct Decision {
 }
 
 /// An arm that may still be best and the rivals it is not yet separated from.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Contender {
     pub arm: Arm,
     /// Rivals against which its lower bound does not yet exceed 1/2 - epsilon, least
@@ -63,7 +63,7 @@ pub struct Contender {
 }
 
 /// The evidence missing between a contender and one rival.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MissingEvidence {
     pub rival: Arm,
     /// Comparisons so far (ties count when they count as half a win).
