@@ -4,6 +4,8 @@
 pub mod access_log;
 pub mod auth;
 pub mod clicks;
+pub mod clock;
+pub mod conversions;
 pub mod decision_view;
 pub mod detail_body;
 pub mod duels;
@@ -15,6 +17,7 @@ pub mod history;
 pub mod interleavings;
 pub mod json;
 pub mod metrics;
+pub mod metrics_view;
 pub mod outcomes;
 pub mod request_id;
 pub mod server;
@@ -67,6 +70,9 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/clicks", post(clicks::create).options(clicks::preflight))
         .route("/outcomes", post(outcomes::create))
         .route("/outcomes/batch", post(outcomes::batch))
+        .route("/conversions", post(conversions::create))
+        .route("/conversions/batch", post(conversions::batch))
+        .route("/admin/clock", get(clock::get).put(clock::put))
         .route("/key", get(auth::describe));
     let request_id = axum::http::HeaderName::from_static("x-request-id");
     Router::new()
