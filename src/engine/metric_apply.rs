@@ -378,15 +378,7 @@ pub fn credit(
             let positions: Vec<usize> = events.iter().map(|e| e.0).collect();
             interleaving.soft_outcome(&positions)
         }
-        Credit::Value => {
-            let (mut a, mut b) = (0.0, 0.0);
-            for &(p, v) in events {
-                let c = interleaving.ranker_credit(&[p]);
-                a += v * c.first().copied().unwrap_or(0.0);
-                b += v * c.get(1).copied().unwrap_or(0.0);
-            }
-            SoftOutcome::compare(a, b)
-        }
+        Credit::Value => interleaving.value_weighted(events),
     }
 }
 

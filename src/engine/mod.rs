@@ -22,6 +22,7 @@ pub mod json_words;
 pub mod memory_budget;
 pub mod metric_apply;
 pub mod metric_settings;
+pub mod metric_verdicts;
 pub mod non_null;
 pub mod offload;
 pub mod outcomes;

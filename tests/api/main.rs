@@ -16,6 +16,7 @@ mod experiments;
 mod history_and_etags;
 mod interleavings_and_clicks;
 mod metrics_and_conversions;
+mod metrics_browser;
 mod monitoring;
 mod multi_ranker;
 mod openapi;

@@ -13,7 +13,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::time::Duration;
 
-async fn spawn_with_test_clock() -> TestApp {
+pub(crate) async fn spawn_with_test_clock() -> TestApp {
     let db = crate::helpers::postgres::fresh_database().await;
     let options = joust::engine::EngineOptions {
         test_clock: true,
@@ -22,7 +22,7 @@ async fn spawn_with_test_clock() -> TestApp {
     spawn_app_with(&db, "", options).await
 }
 
-async fn set_clock(app: &TestApp, offset_seconds: f64) {
+pub(crate) async fn set_clock(app: &TestApp, offset_seconds: f64) {
     let (s, b) = app
         .send(
             reqwest::Method::PUT,
@@ -33,7 +33,7 @@ async fn set_clock(app: &TestApp, offset_seconds: f64) {
     assert_eq!(s, StatusCode::OK, "{b}");
 }
 
-async fn create(app: &TestApp, metrics: Value, primary: &str) -> i64 {
+pub(crate) async fn create(app: &TestApp, metrics: Value, primary: &str) -> i64 {
     let (s, b) = app
         .post(
             "/v1/experiments",
@@ -53,7 +53,7 @@ async fn create(app: &TestApp, metrics: Value, primary: &str) -> i64 {
 
 /// A shown Team-Draft list of a duel between two different rankers: the interleaving answer,
 /// the rankers in duel order, and a document of each ranker's team.
-async fn shown_list(app: &TestApp, id: i64) -> (Value, [String; 2], [String; 2]) {
+pub(crate) async fn shown_list(app: &TestApp, id: i64) -> (Value, [String; 2], [String; 2]) {
     let (token, pair) = distinct_duel(app, id).await;
     let il = app
         .interleave(
@@ -72,7 +72,7 @@ async fn shown_list(app: &TestApp, id: i64) -> (Value, [String; 2], [String; 2])
     (il, pair, team_docs)
 }
 
-async fn click(app: &TestApp, il: &Value, doc: &str) {
+pub(crate) async fn click(app: &TestApp, il: &Value, doc: &str) {
     let (s, b) = app
         .post(
             "/v1/clicks",
@@ -82,7 +82,7 @@ async fn click(app: &TestApp, il: &Value, doc: &str) {
     assert_eq!(s, StatusCode::OK, "{b}");
 }
 
-fn conversion(il: &Value, metric: &str, doc: &str, event: &str) -> Value {
+pub(crate) fn conversion(il: &Value, metric: &str, doc: &str, event: &str) -> Value {
     json!({
         "interleaving_token": il["interleaving_token"],
         "metric": metric,
@@ -92,7 +92,7 @@ fn conversion(il: &Value, metric: &str, doc: &str, event: &str) -> Value {
 }
 
 /// The view's entry for `metric`.
-fn metric<'a>(e: &'a Value, name: &str) -> &'a Value {
+pub(crate) fn metric<'a>(e: &'a Value, name: &str) -> &'a Value {
     e["metrics"]
         .as_array()
         .unwrap()
@@ -102,7 +102,7 @@ fn metric<'a>(e: &'a Value, name: &str) -> &'a Value {
 }
 
 /// (decided outcomes, ties) of a metric.
-fn counts(e: &Value, name: &str) -> (u64, u64) {
+pub(crate) fn counts(e: &Value, name: &str) -> (u64, u64) {
     let m = metric(e, name);
     (m["outcomes"].as_u64().unwrap(), m["ties"].as_u64().unwrap())
 }
@@ -121,7 +121,7 @@ fn wins(e: &Value, name: &str, winner: &str, loser: &str) -> u64 {
     m["wins"][at(winner)][at(loser)].as_u64().unwrap()
 }
 
-async fn wait_for_counts(app: &TestApp, id: i64, name: &str, want: (u64, u64)) -> Value {
+pub(crate) async fn wait_for_counts(app: &TestApp, id: i64, name: &str, want: (u64, u64)) -> Value {
     let what = format!("metric {name} of experiment {id} at {want:?}");
     eventually(&what, Duration::from_secs(10), || async {
         counts(&app.experiment(id).await, name) == want
@@ -130,7 +130,7 @@ async fn wait_for_counts(app: &TestApp, id: i64, name: &str, want: (u64, u64)) -
     app.experiment(id).await
 }
 
-fn purchase_first() -> Value {
+pub(crate) fn purchase_first() -> Value {
     json!([
         {"name": "click"},
         {"name": "purchase", "credit": "first", "window_seconds": 86400, "missing": "tie"},
@@ -189,6 +189,20 @@ async fn a_conversion_an_hour_later_counts_once_for_its_metric_only() {
     assert_eq!(e["primary_metric"], "click", "{e}");
     // The policy learned from clicks only.
     assert_eq!(e["outcomes_applied"], 1, "{e}");
+    // Prometheus has the same figures.
+    let (s, text) = app.get("/metrics").await;
+    assert_eq!(s, StatusCode::OK);
+    let text = text.as_str().unwrap();
+    for line in [
+        format!("joust_experiment_metric_outcomes{{experiment=\"{id}\",metric=\"purchase\"}} 1"),
+        format!("joust_experiment_metric_outcomes{{experiment=\"{id}\",metric=\"click\"}} 1"),
+        format!("joust_experiment_metrics_agree{{experiment=\"{id}\"}} 0"),
+    ] {
+        assert!(
+            text.lines().any(|l| l == line),
+            "{line} missing from /metrics"
+        );
+    }
 
     // Later applications do not count anything again.
     tokio::time::sleep(Duration::from_millis(1500)).await;
