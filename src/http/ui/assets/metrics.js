@@ -22,11 +22,13 @@ const Metrics = (() => {
     return dec.outcomes_needed !== null ? `not decided (about ${Joust.number(dec.outcomes_needed)} more outcomes)` : "not decided";
   }
 
-  // The rankers of a metric's matrix worth showing: champions of any metric, then the most wins.
+  // The rankers worth showing, in the same order for every metric (so that the tables compare
+  // side by side): champions of any metric first, then by wins under the primary metric.
   function shownRankers(d, m) {
     if (!m.matrix) return [];
     const names = m.matrix.rankers;
-    const wins = names.map((_, i) => m.matrix.wins[i].reduce((a, b) => a + b, 0));
+    const primary = d.metrics.find((x) => x.primary && x.matrix) || m;
+    const wins = names.map((_, i) => primary.matrix.wins[i].reduce((a, b) => a + b, 0));
     const champions = new Set(d.metrics.map((x) => x.champion).filter((c) => c));
     return names
       .map((n, i) => ({ n, i, key: (champions.has(n) ? 1e15 : 0) + wins[i] }))
