@@ -24,7 +24,9 @@ def test_conversions_count_once_per_event_and_metric(client: Client) -> None:
     duel = client.duel(experiment.id)
     while duel.rankers[0] == duel.rankers[1]:
         duel = client.duel(experiment.id)
-    shown = client.interleave(duel, {name: [f"{name}-{i}" for i in range(3)] for name in duel.rankers})
+    shown = client.interleave(
+        duel, {name: [f"{name}-{i}" for i in range(3)] for name in duel.rankers}
+    )
     team = {d.ranker: d.id for d in shown.documents if d.ranker}
     first, second = duel.rankers
     clicked = client.clicks(shown, clicked=[team[first]])
@@ -35,10 +37,21 @@ def test_conversions_count_once_per_event_and_metric(client: Client) -> None:
     again = client.conversion(shown, "purchase", team[second], "order-1", value=20.0)
     assert again is not None and again.duplicate
     batch = client.conversion_batch(
-        [{"interleaving_token": shown.token, "metric": "purchase", "document": team[second],
-          "value": 20.0, "event_id": "order-1"},
-         {"interleaving_token": shown.token, "metric": "refund", "document": team[second],
-          "event_id": "order-2"}]
+        [
+            {
+                "interleaving_token": shown.token,
+                "metric": "purchase",
+                "document": team[second],
+                "value": 20.0,
+                "event_id": "order-1",
+            },
+            {
+                "interleaving_token": shown.token,
+                "metric": "refund",
+                "document": team[second],
+                "event_id": "order-2",
+            },
+        ]
     )
     assert (batch.recorded, batch.duplicates, batch.rejected) == (0, 1, 1)
     assert isinstance(batch.results[1], JoustError) and batch.results[1].code == "unknown_metric"

@@ -42,7 +42,7 @@ describe("conversions", () => {
     const shown = await client.interleave(duel, lists);
     const team = (r: string) => shown.documents.find((d) => d.ranker === r)!.id;
     const [first, second] = duel.rankers as [string, string];
-    const clicked = await client.clicks(shown, { clicks: [team(first)] });
+    const clicked = await client.clicks(shown, { clicked: [team(first)] });
     assert.equal(clicked?.winner, first);
 
     const purchase = { metric: "purchase", document: team(second), eventId: "order-1", value: 20 };
