@@ -40,7 +40,13 @@ describe("conversions", () => {
     while (duel.rankers[0] === duel.rankers[1]) duel = await client.duel(experiment.id);
     const lists = Object.fromEntries(duel.rankers.map((r) => [r, [`${r}-1`, `${r}-2`]]));
     const shown = await client.interleave(duel, lists);
-    const team = (r: string) => shown.documents.find((d) => d.ranker === r)!.id;
+    const team = (r: string): string => {
+      const doc = shown.documents.find((d) => d.ranker === r);
+      assert.ok(doc, `a document of ${r} is shown`);
+      return doc.id;
+    };
+    const token = shown.token;
+    assert.ok(token !== null);
     const [first, second] = duel.rankers as [string, string];
     const clicked = await client.clicks(shown, { clicked: [team(first)] });
     assert.equal(clicked?.winner, first);
@@ -49,8 +55,14 @@ describe("conversions", () => {
     assert.equal((await client.conversion(shown, purchase))?.status, "recorded");
     assert.equal((await client.conversion(shown, purchase))?.status, "duplicate");
     const batch = await client.conversions([
-      { interleaving_token: shown.token!, metric: "purchase", document: team(second), value: 20, event_id: "order-1" },
-      { interleaving_token: shown.token!, metric: "refund", document: team(second), event_id: "order-2" },
+      {
+        interleaving_token: token,
+        metric: "purchase",
+        document: team(second),
+        value: 20,
+        event_id: "order-1",
+      },
+      { interleaving_token: token, metric: "refund", document: team(second), event_id: "order-2" },
     ]);
     assert.deepEqual([batch.recorded, batch.duplicates, batch.rejected], [0, 1, 1]);
     await assert.rejects(
