@@ -24,6 +24,7 @@ pub mod env {
     pub const OUTCOME_RETENTION_DAYS: &str = "JOUST_OUTCOME_RETENTION_DAYS";
     pub const HISTORY_INTERVAL_SECS: &str = "JOUST_HISTORY_INTERVAL_SECS";
     pub const METRICS_MAX_EXPERIMENTS: &str = "JOUST_METRICS_MAX_EXPERIMENTS";
+    pub const TEST_CLOCK: &str = "JOUST_TEST_CLOCK";
 }
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -73,6 +74,10 @@ pub struct ServeArgs {
     /// the number of series stays bounded.
     #[arg(long, env = env::METRICS_MAX_EXPERIMENTS, default_value_t = crate::engine::stats::DEFAULT_MAX_EXPERIMENTS)]
     pub metrics_max_experiments: usize,
+    /// For integration tests only: lets an admin move the clock that conversion windows are
+    /// judged by (`PUT /v1/admin/clock`). Off by default; never turn it on in production.
+    #[arg(long, env = env::TEST_CLOCK)]
+    pub test_clock: bool,
 }
 
 /// File descriptors kept free for what is not a client connection: the database pool, the
@@ -274,6 +279,7 @@ async fn serve_on(
     let options = EngineOptions {
         history_interval: Duration::from_secs(args.history_interval_secs),
         metrics_max_experiments: args.metrics_max_experiments,
+        test_clock: args.test_clock,
         ..EngineOptions::default()
     };
     let engine = Engine::start_with(pool, options).await?;

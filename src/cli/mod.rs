@@ -9,6 +9,7 @@ mod letor_gen;
 mod prefmatrix;
 mod serve;
 mod simulate;
+mod simulate_conversions;
 
 use clap::{Parser, Subcommand};
 
@@ -50,6 +51,13 @@ enum Command {
     ///   joust grid --policy auto --policy merge_dts --sizes 4,16 --margins 0.05 --steps 100000
     ///   --runs 4 --out out/grid
     Grid(grid::GridArgs),
+    /// Simulate delayed conversions (purchases after clicks, within an attribution window) and
+    /// measure each metric's preference and how often click and purchase champions differ.
+    ///
+    /// Example (seconds on two cores):
+    ///
+    ///   joust simulate-conversions --duels 2000 --runs 50 --window-secs 86400
+    SimulateConversions(simulate_conversions::SimulateConversionsArgs),
     /// Print a new random API key (give it to `serve` as scope:KEY in --api-keys).
     Keygen,
     /// Estimate a preference matrix from learning-to-rank data by simulated interleaved
@@ -86,6 +94,7 @@ fn run(command: Command) -> anyhow::Result<()> {
         Command::Serve(args) => serve::run(args),
         Command::Simulate(args) => simulate::run(args),
         Command::Grid(args) => grid::run(args),
+        Command::SimulateConversions(args) => simulate_conversions::run(args),
         Command::Prefmatrix(args) => prefmatrix::run(args),
         Command::LetorGen(args) => letor_gen::run(args),
         Command::Keygen => keygen::run(),

@@ -22,6 +22,8 @@ use crate::store::{self, outcomes};
 use super::EngineError;
 use super::decision_events;
 use super::history::{self, HistoryClock};
+use super::metric_apply;
+use super::metric_settings::{self, CLICK};
 use super::offload;
 use super::set_result::SetResult;
 use super::snapshot::{PersistedPolicy, Snapshot};
@@ -38,7 +40,7 @@ pub enum Applied {
 /// RNG for the policy's updates: derived from the experiment's seed and the version the
 /// application starts from, so any replica applying the same outcomes to the same version makes
 /// the same choices.
-fn update_rng(seed: i64, version: i64) -> BanditRng {
+pub(super) fn update_rng(seed: i64, version: i64) -> BanditRng {
     BanditRng::seed_from_u64((seed as u64) ^ (version as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
 }
 
@@ -65,6 +67,8 @@ pub async fn apply_outcomes(
     // The work also grows with the rows: a backlog of thousands after a burst of batches must not
     // hold an async worker that serves requests, so a large group goes to the blocking pool too.
     let size = base.names.len().max(rows.len());
+    // The conversion metrics' outcomes of these duels open; their windows close later.
+    let to_open = metric_apply::to_open(&base, &rows);
     let (base, mut snap, counted, policy_state, point) = offload::cpu(size, move || {
         let mut snap = (*base).clone();
         // The decision after the outcomes, for the stop rule and the webhook events below:
@@ -73,12 +77,32 @@ pub async fn apply_outcomes(
         // first ask, as they do its champion report).
         let watched = decision_events::watches_decisions(&base);
         let mut rng = update_rng(snap.seed, snap.version);
-        let counted = apply(&mut snap.state, &rows, &mut rng);
+        // The policy learns from the primary metric only: when that is a conversion metric,
+        // outcomes are the `click` metric's counts and leave the policy as it is.
+        let counted = if base.metrics.click_is_primary() {
+            apply(&mut snap.state, &rows, &mut rng)
+        } else {
+            count_only(&rows)
+        };
         let policy_state = PersistedPolicy::to_json(&snap.state);
         // What the state will be once written: the write below is fenced on `from_version`.
         snap.version = from_version + 1;
-        snap.outcomes_applied += counted.applied;
-        snap.ties_applied += counted.ties;
+        if base.metrics.click_is_primary() {
+            snap.outcomes_applied += counted.applied;
+            snap.ties_applied += counted.ties;
+        } else {
+            let wins: Vec<_> = counted.wins.iter().map(|(&(a, b), &n)| (a, b, n)).collect();
+            let ties: Vec<_> = counted
+                .tie_cells
+                .iter()
+                .map(|(&(a, b), &n)| (a, b, n))
+                .collect();
+            let mut matrices = (*snap.metric_wins).clone();
+            if let Some(w) = matrices.get_mut(CLICK) {
+                metric_settings::add_cells(w, &wins, &ties);
+            }
+            snap.metric_wins = Arc::new(matrices);
+        }
         snap.applied_through = through;
         snap.updated_at = chrono::Utc::now();
         let point = with_point.then(|| history::point_of(&snap));
@@ -91,12 +115,13 @@ pub async fn apply_outcomes(
 
     let mut tx = pool.begin().await.map_err(store::StoreError::from)?;
     store_apply::commit_without_flush(&mut tx).await?;
+    let learned = base.metrics.click_is_primary();
     let write = StateWrite {
         experiment: id,
         from_version,
         policy_state: &policy_state,
-        applied: counted.applied,
-        ties: counted.ties,
+        applied: if learned { counted.applied } else { 0 },
+        ties: if learned { counted.ties } else { 0 },
         through,
     };
     // The state row first: its lock orders this write after any other, and a stale base stops
@@ -105,8 +130,14 @@ pub async fn apply_outcomes(
         tx.rollback().await.map_err(store::StoreError::from)?;
         return Ok(Applied::Stale);
     }
-    outcomes::add_wins(&mut tx, id, &cells(counted.wins)).await?;
-    outcomes::add_ties(&mut tx, id, &cells(counted.tie_cells)).await?;
+    let (wins, ties) = (cells(counted.wins), cells(counted.tie_cells));
+    if learned {
+        outcomes::add_wins(&mut tx, id, &wins).await?;
+        outcomes::add_ties(&mut tx, id, &ties).await?;
+    } else {
+        store::metric_counts::add(&mut tx, id, CLICK, &wins, &ties).await?;
+    }
+    store::metric_counts::open(&mut tx, id, &to_open).await?;
     // The stop rule and the webhook events, in this same transaction.
     decision_events::after_apply(&mut tx, &base, &mut snap).await?;
     if let Some(point) = &point {
@@ -127,6 +158,47 @@ struct Counted {
 
 fn cells(m: BTreeMap<(i32, i32), i64>) -> Vec<(i32, i32, i64)> {
     m.into_iter().map(|((a, b), n)| (a, b, n)).collect()
+}
+
+/// The cells of the rows, for an experiment whose policy does not learn from them.
+fn count_only(rows: &[PendingRow]) -> Counted {
+    let mut c = Counted::default();
+    for row in rows {
+        match &row.set {
+            Some((rankers, results)) => {
+                let set = SetResult {
+                    rankers: rankers.iter().map(|&r| r as Arm).collect(),
+                    results: results.clone(),
+                };
+                let (wins, ties) = set.cells();
+                c.applied += wins.len() as i64;
+                c.ties += ties.len() as i64;
+                for (w, l) in wins {
+                    *c.wins.entry((w as i32, l as i32)).or_default() += 1;
+                }
+                for (a, b) in ties {
+                    *c.tie_cells.entry((a as i32, b as i32)).or_default() += 1;
+                }
+            }
+            None => match row.winner {
+                Some(w) => {
+                    let l = if w == row.first {
+                        row.second
+                    } else {
+                        row.first
+                    };
+                    c.applied += 1;
+                    *c.wins.entry((w, l)).or_default() += 1;
+                }
+                None => {
+                    c.ties += 1;
+                    let key = (row.first.min(row.second), row.first.max(row.second));
+                    *c.tie_cells.entry(key).or_default() += 1;
+                }
+            },
+        }
+    }
+    c
 }
 
 /// Applies the rows in order. A row the state refuses (it was checked against the experiment

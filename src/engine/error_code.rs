@@ -99,6 +99,22 @@ error_codes! {
     DatabaseUnavailable = "database_unavailable", Some(503);
     NotReady = "not_ready", Some(503);
     Internal = "internal", Some(500);
+
+    // Metrics and conversions.
+    /// `metrics` or `primary_metric` out of range or malformed.
+    InvalidMetrics = "invalid_metrics", Some(422);
+    /// A metric the experiment does not declare.
+    UnknownMetric = "unknown_metric", Some(422);
+    /// A conversion with a missing or malformed field (event id, value).
+    InvalidConversion = "invalid_conversion", Some(422);
+    /// A conversion on a document the interleaving did not show.
+    ConversionNotShown = "conversion_not_shown", Some(422);
+    /// A conversion after its metric's attribution window closed.
+    ConversionWindowClosed = "conversion_window_closed", Some(422);
+    /// The same (duel, metric, event id) posted before with a different document or value.
+    ConversionConflict = "conversion_conflict", Some(409);
+    /// A test-clock offset out of range.
+    InvalidClock = "invalid_clock", Some(422);
 }
 
 impl std::fmt::Display for ErrorCode {

@@ -16,6 +16,7 @@ use super::decision_events;
 use super::decision_settings::DecisionSettingsInput;
 use super::interleaving_config::{InterleavingConfig, InterleavingSpec};
 use super::json_words::in_json_words;
+use super::metric_settings::{MetricInput, Metrics};
 use super::outcomes::TIE;
 use super::snapshot::{PersistedPolicy, Snapshot, Status, tie_rule_str};
 use super::stop_rule::StopRule;
@@ -72,6 +73,12 @@ pub struct CreateExperiment {
     /// Where decision events are posted (none when omitted).
     #[serde(default, deserialize_with = "non_null")]
     pub webhook: Option<Webhook>,
+    /// What duels are measured by (`click` only when omitted).
+    #[serde(default, deserialize_with = "non_null")]
+    pub metrics: Option<Vec<MetricInput>>,
+    /// The metric the policy learns from (`click` when omitted).
+    #[serde(default, deserialize_with = "non_null")]
+    pub primary_metric: Option<String>,
 }
 
 /// `PATCH /v1/experiments/{id}`: any of the settings that may change after creation.
@@ -214,6 +221,12 @@ impl Engine {
         if let Some(hook) = &req.webhook {
             hook.validate()?;
         }
+        let (metrics, primary_metric) = Metrics::from_request(
+            req.metrics.as_deref(),
+            req.primary_metric.as_deref(),
+            rankers_per_query,
+        )?
+        .to_stored();
         let seed = req.seed.unwrap_or_else(|| rand::rng().random::<u64>() >> 1);
         let tie_rule = req.tie_rule.unwrap_or_default();
         let mut rng = BanditRng::seed_from_u64(seed);
@@ -254,6 +267,8 @@ impl Engine {
                     .webhook
                     .as_ref()
                     .map(|w| (w.url.as_str(), w.secret.as_str())),
+                metrics,
+                primary_metric,
             },
         )
         .await?;

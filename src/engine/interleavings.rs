@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use super::metric_settings::Credit;
 use super::outcomes::{Answer, OutcomeRecord, count_rejection, pending, pending_set};
 use super::set_result::SetResult;
 use super::token::{DuelClaims, DuelRankers, InterleavingClaims};
@@ -184,7 +185,11 @@ impl Engine {
     /// result for the same duel is a conflict.
     pub async fn record_clicks(&self, input: ClicksInput) -> Result<ClickRecord, EngineError> {
         let result = self.credit_clicks(&input).await;
-        let (claims, positions, snap) = result.inspect_err(count_rejection)?;
+        let (claims, mut positions, snap) = result.inspect_err(count_rejection)?;
+        // A `click` metric credited by the first event counts the first click posted only.
+        if snap.metrics.click().credit == Credit::First {
+            positions.truncate(1);
+        }
         let InterleavingClaims { duel, interleaving } = &claims;
         let indices = duel.ranker_indices();
         // Probabilistic methods' judgements are spread over win, loss and tie: recording the

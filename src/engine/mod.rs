@@ -5,6 +5,8 @@
 pub mod apply;
 pub mod browser_clicks;
 pub mod cache;
+pub mod clock;
+pub mod conversions;
 pub mod db_health;
 pub mod decision_events;
 pub mod decision_settings;
@@ -18,6 +20,9 @@ pub mod interleaving_config;
 pub mod interleavings;
 pub mod json_words;
 pub mod memory_budget;
+pub mod metric_apply;
+pub mod metric_settings;
+pub mod metric_verdicts;
 pub mod non_null;
 pub mod offload;
 pub mod outcomes;
@@ -65,6 +70,8 @@ pub struct EngineOptions {
     pub duel_count_flush_interval: Duration,
     /// How webhook events are retried, and how often the outbox is polled.
     pub webhooks: webhooks::RetryPolicy,
+    /// Whether an admin may move the service clock forward (`--test-clock`; off by default).
+    pub test_clock: bool,
 }
 
 impl Default for EngineOptions {
@@ -74,6 +81,7 @@ impl Default for EngineOptions {
             metrics_max_experiments: stats::DEFAULT_MAX_EXPERIMENTS,
             duel_count_flush_interval: FLUSH_INTERVAL,
             webhooks: webhooks::RetryPolicy::default(),
+            test_clock: false,
         }
     }
 }
@@ -96,6 +104,8 @@ pub struct Engine {
     /// a flush moves counts from memory to the database, so that a reader never sees a count in
     /// neither place, nor in both.
     duel_count_flush: tokio::sync::RwLock<()>,
+    /// The clock conversion windows are judged by ([`clock`]).
+    clock: Arc<clock::Clock>,
 }
 
 impl Engine {
@@ -118,7 +128,8 @@ impl Engine {
         .await?;
         let cache = Arc::new(Cache::default());
         let history = Arc::new(history::HistoryClock::new(options.history_interval));
-        let owners = owners::Owners::start(pool.clone(), cache.clone(), history);
+        let clock = Arc::new(clock::Clock::new(options.test_clock));
+        let owners = owners::Owners::start(pool.clone(), cache.clone(), history, clock.clone());
         let writer = writer::spawn(pool.clone(), owners.clone());
         let db = Arc::new(db_health::DbHealth::default());
         tokio::spawn(db_health::probe_loop(Arc::downgrade(&db), pool.clone()));
@@ -134,6 +145,7 @@ impl Engine {
             memory_budget: memory_budget::DEFAULT_BUDGET_BYTES.into(),
             origins: browser_clicks::OriginRegistry::default(),
             duel_count_flush: tokio::sync::RwLock::new(()),
+            clock,
         });
         // A fresh replica knows every listed origin before it serves a preflight; if the
         // database does not answer now, the refresh loop reads them once it does.
@@ -157,6 +169,11 @@ impl Engine {
     pub fn memory_budget(&self) -> u64 {
         self.memory_budget
             .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The clock conversion windows are judged by.
+    pub fn clock(&self) -> &clock::Clock {
+        &self.clock
     }
 
     pub fn pool(&self) -> &sqlx::PgPool {

@@ -26,7 +26,9 @@ use crate::store::apply::{self as store_apply, Cursor};
 use crate::store::{self, StoreError, notices};
 
 use super::apply::{Applied, apply_outcomes};
+use super::clock::Clock;
 use super::history::HistoryClock;
+use super::metric_apply;
 use super::offload;
 use super::{Cache, EngineError, Snapshot};
 
@@ -79,6 +81,7 @@ pub struct Owners {
     pool: sqlx::PgPool,
     cache: Arc<Cache>,
     history: Arc<HistoryClock>,
+    clock: Arc<Clock>,
     inner: Mutex<Inner>,
     /// Wakes the ownership loop early (an outcome of an experiment not owned here).
     nudge: Arc<Notify>,
@@ -91,12 +94,18 @@ pub struct Owners {
 impl Owners {
     /// Starts the ownership loop. It holds only a weak reference: dropping the returned value
     /// stops it, every applier and the dedicated session.
-    pub fn start(pool: sqlx::PgPool, cache: Arc<Cache>, history: Arc<HistoryClock>) -> Arc<Owners> {
+    pub fn start(
+        pool: sqlx::PgPool,
+        cache: Arc<Cache>,
+        history: Arc<HistoryClock>,
+        clock: Arc<Clock>,
+    ) -> Arc<Owners> {
         let (ended, ended_rx) = mpsc::unbounded_channel();
         let owners = Arc::new(Owners {
             pool,
             cache,
             history,
+            clock,
             inner: Mutex::default(),
             nudge: Arc::new(Notify::new()),
             ended,
@@ -133,6 +142,17 @@ impl Owners {
         let mut inner = self.inner.lock().unwrap();
         let last = inner.acked.entry(id).or_insert(at);
         *last = (*last).max(at);
+        if let Some(owned) = inner.owned.get(&id) {
+            owned.wake.notify_one();
+        } else if inner.nudged.insert(id) {
+            self.nudge.notify_one();
+        }
+    }
+
+    /// Wakes the experiment's applier (conversions were acknowledged here), or asks the loop to
+    /// find or become its owner.
+    pub fn poke(&self, id: i64) {
+        let mut inner = self.inner.lock().unwrap();
         if let Some(owned) = inner.owned.get(&id) {
             owned.wake.notify_one();
         } else if inner.nudged.insert(id) {
@@ -291,6 +311,7 @@ impl Owners {
             pool: self.pool.clone(),
             cache: self.cache.clone(),
             history: self.history.clone(),
+            clock: self.clock.clone(),
             wake: owned.wake.clone(),
             alive: owned.alive.clone(),
             ended: self.ended.clone(),
@@ -403,6 +424,7 @@ struct Applier {
     pool: sqlx::PgPool,
     cache: Arc<Cache>,
     history: Arc<HistoryClock>,
+    clock: Arc<Clock>,
     wake: Arc<Notify>,
     alive: Arc<AtomicBool>,
     ended: mpsc::UnboundedSender<i64>,
@@ -480,7 +502,20 @@ impl Applier {
         let rows =
             store_apply::pending(&self.pool, self.id, base.applied_through, MAX_APPLY).await?;
         if rows.is_empty() {
-            return Ok(Step::Idle);
+            // The outcomes are applied: then the conversions and the windows that closed.
+            return match metric_apply::step(&self.pool, base, self.clock.now()).await? {
+                metric_apply::MetricStep::Idle => Ok(Step::Idle),
+                metric_apply::MetricStep::Written(snap) => {
+                    self.cache.put(*snap);
+                    Ok(Step::More { full: false })
+                }
+                metric_apply::MetricStep::Stale => {
+                    if self.load().await?.is_none() {
+                        return Ok(Step::Gone);
+                    }
+                    Ok(Step::More { full: true })
+                }
+            };
         }
         let n = rows.len();
         match apply_outcomes(&self.pool, &self.history, base, rows).await? {

@@ -100,6 +100,8 @@ pub struct Snapshot {
     /// The winners the last `decided` or `champion_changed` event named; `None` until `decided`
     /// was announced ([`super::decision_events`]).
     pub announced_winners: Option<Vec<Arm>>,
+    /// What the experiment measures duels by, and which metric the policy learns from.
+    pub metrics: Arc<super::metric_settings::Metrics>,
     /// Shared between versions: the writer clones a snapshot for every group of outcomes, and
     /// the names only change when a ranker is added (which reloads the snapshot).
     pub names: Arc<[String]>,
@@ -112,6 +114,10 @@ pub struct Snapshot {
     /// The last acknowledged outcome this version has applied, in apply order: every outcome at
     /// or before it is in the state, none after it.
     pub applied_through: crate::store::apply::Cursor,
+    /// The last conversion this version has applied, in apply order.
+    pub conversions_through: crate::store::conversions::ConversionCursor,
+    /// The win matrix of every metric but the primary one (whose matrix is the state's).
+    pub metric_wins: Arc<std::collections::BTreeMap<String, WinMatrix>>,
     /// The champion report and estimates of this version, computed on first use.
     derived: Derived,
 }
@@ -172,6 +178,11 @@ impl Snapshot {
             .announced_winners
             .as_ref()
             .map(|w| w.iter().map(|&a| a as Arm).collect());
+        let metrics_list = super::metric_settings::Metrics::from_stored(
+            e.metrics.as_ref(),
+            e.primary_metric.as_deref(),
+        )
+        .map_err(|err| bad(format!("metrics: {err}")))?;
         // Caches are not persisted: rebuild them once here rather than on every selection.
         state.warm();
         let names: Vec<String> = s.rankers.iter().map(|r| r.name.clone()).collect();
@@ -196,6 +207,7 @@ impl Snapshot {
             webhook_url: e.webhook_url.clone(),
             final_decision,
             announced_winners,
+            metrics: Arc::new(metrics_list.clone()),
             names: names.into(),
             by_name: Arc::new(by_name),
             state,
@@ -204,6 +216,12 @@ impl Snapshot {
             ties_applied: s.ties_applied,
             updated_at: s.updated_at,
             applied_through: s.applied_through,
+            conversions_through: s.conversions_through,
+            metric_wins: Arc::new(super::metric_settings::matrices(
+                &metrics_list,
+                k,
+                &s.metric_counts,
+            )),
             derived: Derived::default(),
         })
     }

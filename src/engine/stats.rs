@@ -3,7 +3,7 @@
 
 use crate::store;
 
-use super::{Engine, EngineError};
+use super::{Engine, EngineError, metric_verdicts};
 
 /// Default cap on experiments with their own series.
 pub const DEFAULT_MAX_EXPERIMENTS: usize = 1000;
@@ -15,6 +15,20 @@ pub struct ExperimentStats {
     pub outcomes_applied: i64,
     pub ties_recorded: i64,
     pub duels_issued: i64,
+    pub champion_confident: bool,
+    /// Per metric, for an experiment with more than one, and whether the metrics agree on the
+    /// champion.
+    pub metrics: Vec<MetricStats>,
+    pub metrics_agree: bool,
+}
+
+/// One metric's figures.
+#[derive(Debug, Clone)]
+pub struct MetricStats {
+    pub name: String,
+    /// Decided (non-tie) outcomes.
+    pub outcomes: u64,
+    pub ties: u64,
     pub champion_confident: bool,
 }
 
@@ -32,6 +46,24 @@ impl Engine {
                 Err(EngineError::UnknownExperiment(_)) => continue,
                 Err(e) => return Err(e),
             };
+            let (metrics, metrics_agree) = if snap.metrics.list.len() > 1 {
+                let verdicts = metric_verdicts::verdicts(&snap);
+                let figures = verdicts
+                    .iter()
+                    .map(|v| {
+                        let w = snap.metric_wins.get(&v.name).unwrap_or(&snap.state.wins);
+                        MetricStats {
+                            name: v.name.clone(),
+                            outcomes: w.total_wins(),
+                            ties: w.total_ties(),
+                            champion_confident: v.report.confident,
+                        }
+                    })
+                    .collect();
+                (figures, metric_verdicts::agree(&verdicts))
+            } else {
+                (Vec::new(), true)
+            };
             out.push(ExperimentStats {
                 id: row.id,
                 outcomes_applied: row.outcomes_applied,
@@ -39,6 +71,8 @@ impl Engine {
                 duels_issued: row.duels_issued + self.cache.unflushed_duels(row.id) as i64,
                 // Computed once per version and shared with the API.
                 champion_confident: snap.champion().confident,
+                metrics,
+                metrics_agree,
             });
         }
         Ok((out, total))

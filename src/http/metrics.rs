@@ -4,7 +4,10 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use std::collections::HashMap;
 use std::sync::{OnceLock, RwLock};
 
-use crate::engine::stats::ExperimentStats;
+use crate::engine::stats::{ExperimentStats, MetricStats};
+
+/// A per-metric series: its name, its help and its value.
+type MetricFamily = (&'static str, &'static str, fn(&MetricStats) -> u64);
 
 /// Latency buckets in seconds: from 50 microseconds (a duel from memory) to 5 s.
 const LATENCY_BUCKETS: &[f64] = &[
@@ -126,6 +129,50 @@ pub fn experiment_series(stats: &[ExperimentStats], running: i64) -> String {
         for s in stats {
             let _ = writeln!(out, "{name}{{experiment=\"{}\"}} {}", s.id, value(s));
         }
+    }
+    // Per metric, for experiments with more than one metric.
+    let metric_families: [MetricFamily; 3] = [
+        (
+            "joust_experiment_metric_outcomes",
+            "Decided (non-tie) outcomes of each metric of the experiment.",
+            |m| m.outcomes,
+        ),
+        (
+            "joust_experiment_metric_ties",
+            "Ties of each metric of the experiment.",
+            |m| m.ties,
+        ),
+        (
+            "joust_experiment_metric_champion_confident",
+            "1 when the metric's champion beats every other ranker with confidence.",
+            |m| u64::from(m.champion_confident),
+        ),
+    ];
+    for (name, help, value) in metric_families {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
+        for s in stats {
+            for m in &s.metrics {
+                let _ = writeln!(
+                    out,
+                    "{name}{{experiment=\"{}\",metric=\"{}\"}} {}",
+                    s.id,
+                    m.name,
+                    value(m)
+                );
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "# HELP joust_experiment_metrics_agree 1 when every metric with a champion names the same one (experiments with more than one metric).\n# TYPE joust_experiment_metrics_agree gauge"
+    );
+    for s in stats.iter().filter(|s| !s.metrics.is_empty()) {
+        let _ = writeln!(
+            out,
+            "joust_experiment_metrics_agree{{experiment=\"{}\"}} {}",
+            s.id,
+            u8::from(s.metrics_agree)
+        );
     }
     let _ = writeln!(
         out,

@@ -4,6 +4,8 @@
 pub mod access_log;
 pub mod auth;
 pub mod clicks;
+pub mod clock;
+pub mod conversions;
 pub mod decision_view;
 pub mod detail_body;
 pub mod duels;
@@ -15,6 +17,7 @@ pub mod history;
 pub mod interleavings;
 pub mod json;
 pub mod metrics;
+pub mod metrics_view;
 pub mod outcomes;
 pub mod request_id;
 pub mod route_label;
@@ -77,6 +80,9 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .route("/v1/outcomes", post(outcomes::create))
         .route("/v1/outcomes/batch", post(outcomes::batch))
+        .route("/v1/conversions", post(conversions::create))
+        .route("/v1/conversions/batch", post(conversions::batch))
+        .route("/v1/admin/clock", get(clock::get).put(clock::put))
         .route("/v1/key", get(auth::describe))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))

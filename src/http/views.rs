@@ -112,6 +112,7 @@ fn rankers(s: &Snapshot) -> Vec<Value> {
 
 /// Everything a dashboard needs about one experiment.
 pub fn detail(s: &Snapshot, duels_issued: i64) -> Value {
+    let (metrics, primary_metric, metrics_agree) = super::metrics_view::metrics(s);
     json!({
         "id": s.id,
         "name": s.name,
@@ -137,6 +138,9 @@ pub fn detail(s: &Snapshot, duels_issued: i64) -> Value {
         // The URL only: the secret is write-only.
         "webhook": s.webhook_url.as_deref().map(|url| json!({ "url": url })),
         "matrix_url": format!("/v1/experiments/{}/matrix", s.id),
+        "metrics": metrics,
+        "primary_metric": primary_metric,
+        "metrics_agree": metrics_agree,
     })
 }
 

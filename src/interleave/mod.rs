@@ -313,6 +313,20 @@ impl<D: Doc> Interleaving<D> {
         }
     }
 
+    /// The judgement of A against B from events on shown positions, each with a value (an
+    /// order's amount): each ranker's credit is the value-weighted sum of the method's credit
+    /// for each event's document alone (for Team-Draft, the values of the events on its team's
+    /// documents), and more credit wins.
+    pub fn value_weighted(&self, events: &[(usize, f64)]) -> SoftOutcome {
+        let (mut a, mut b) = (0.0, 0.0);
+        for &(position, value) in events {
+            let credit = self.ranker_credit(&[position]);
+            a += value * credit.first().copied().unwrap_or(0.0);
+            b += value * credit.get(1).copied().unwrap_or(0.0);
+        }
+        SoftOutcome::compare(a, b)
+    }
+
     /// Credit per ranker, in list order (the same as [`Self::ranker_credit`]).
     pub fn credits(&self, clicks: &[usize]) -> Vec<f64> {
         self.ranker_credit(clicks)

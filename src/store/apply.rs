@@ -25,6 +25,8 @@ pub struct PendingRow {
     pub winner: Option<i32>,
     /// A multi-ranker query's rankers and pair results.
     pub set: Option<(Vec<i32>, Vec<i16>)>,
+    /// When the duel was issued: where its conversion metrics' windows start.
+    pub issued_at: chrono::DateTime<chrono::Utc>,
 }
 
 /// The experiment's final rows after `after`, in apply order, at most `limit`.
@@ -35,7 +37,8 @@ pub async fn pending(
     limit: i64,
 ) -> Result<Vec<PendingRow>, StoreError> {
     let sql = format!(
-        "SELECT xid, duel_id, first_idx, second_idx, winner_idx, rankers, results FROM outcomes
+        "SELECT xid, duel_id, first_idx, second_idx, winner_idx, rankers, results, issued_at
+         FROM outcomes
          WHERE experiment_id = $1 AND (xid, duel_id) > ($2, $3) AND xid < {HORIZON}
          ORDER BY xid, duel_id LIMIT $4"
     );
@@ -56,19 +59,27 @@ pub async fn pending(
                 second: r.try_get("second_idx")?,
                 winner: r.try_get("winner_idx")?,
                 set: rankers.zip(results),
+                issued_at: r.try_get("issued_at")?,
             })
         })
         .collect()
 }
 
-/// Live experiments with final rows not yet applied: what an owner (or a would-be owner) polls.
+/// Live experiments with final rows not yet applied, or with conversion-metric outcomes still
+/// open (their windows close later, and someone must own the experiment to close them): what an
+/// owner (or a would-be owner) polls.
 pub async fn experiments_with_pending(pool: &PgPool) -> Result<Vec<i64>, StoreError> {
     let sql = format!(
         "SELECT s.experiment_id FROM experiment_state s
          JOIN experiments e ON e.id = s.experiment_id AND e.deleted_at IS NULL
          WHERE EXISTS (SELECT 1 FROM outcomes o WHERE o.experiment_id = s.experiment_id
                        AND (o.xid, o.duel_id) > (s.applied_xid, s.applied_duel)
-                       AND o.xid < {HORIZON})"
+                       AND o.xid < {HORIZON})
+            OR EXISTS (SELECT 1 FROM conversions c WHERE c.experiment_id = s.experiment_id
+                       AND (c.xid, c.seq) > (s.conversions_xid, s.conversions_seq)
+                       AND c.xid < {HORIZON})
+            OR EXISTS (SELECT 1 FROM metric_duels m WHERE m.experiment_id = s.experiment_id
+                       AND m.decided_at IS NULL)"
     );
     Ok(sqlx::query_scalar(&sql).fetch_all(pool).await?)
 }

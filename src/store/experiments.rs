@@ -32,6 +32,9 @@ pub struct ExperimentRow {
     pub final_decision: Option<Value>,
     /// The winners the last `decided` or `champion_changed` event named; `None` before `decided`.
     pub announced_winners: Option<Vec<i32>>,
+    /// The metrics and the primary one; `None` for the default (`click` only).
+    pub metrics: Option<Value>,
+    pub primary_metric: Option<String>,
 }
 
 /// A ranker of an experiment.
@@ -58,6 +61,8 @@ pub struct NewExperiment<'a> {
     pub stop_rule: Option<Value>,
     /// `(url, secret)`
     pub webhook: Option<(&'a str, &'a str)>,
+    pub metrics: Option<Value>,
+    pub primary_metric: Option<String>,
 }
 
 pub async fn insert(pool: &PgPool, new: NewExperiment<'_>) -> Result<i64, StoreError> {
@@ -66,8 +71,9 @@ pub async fn insert(pool: &PgPool, new: NewExperiment<'_>) -> Result<i64, StoreE
         "INSERT INTO experiments
              (name, status, policy, tie_rule, interleaving, attribution_window_secs, seed,
               rankers_per_query, browser_click_origins, decision, stop_rule, webhook_url,
-              webhook_secret)
-         VALUES ($1, 'running', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
+              webhook_secret, metrics, primary_metric)
+         VALUES ($1, 'running', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+         RETURNING id",
     )
     .bind(new.name)
     .bind(&new.policy)
@@ -81,6 +87,8 @@ pub async fn insert(pool: &PgPool, new: NewExperiment<'_>) -> Result<i64, StoreE
     .bind(&new.stop_rule)
     .bind(new.webhook.map(|w| w.0))
     .bind(new.webhook.map(|w| w.1))
+    .bind(&new.metrics)
+    .bind(&new.primary_metric)
     .fetch_one(&mut *tx)
     .await?;
     let idx: Vec<i32> = (0..new.rankers.len() as i32).collect();
@@ -122,12 +130,14 @@ fn experiment_from_row(row: &sqlx::postgres::PgRow) -> Result<ExperimentRow, sql
         webhook_url: row.try_get("webhook_url")?,
         final_decision: row.try_get("final_decision")?,
         announced_winners: row.try_get("announced_winners")?,
+        metrics: row.try_get("metrics")?,
+        primary_metric: row.try_get("primary_metric")?,
     })
 }
 
 const EXPERIMENT_COLUMNS: &str = "id, name, status, policy, tie_rule, interleaving, rankers_per_query, attribution_window_secs, \
      seed, created_at, browser_click_origins, decision, stop_rule, webhook_url, final_decision, \
-     announced_winners";
+     announced_winners, metrics, primary_metric";
 
 /// A live (not deleted) experiment.
 pub async fn get<'e, E: sqlx::PgExecutor<'e>>(

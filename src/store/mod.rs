@@ -2,10 +2,12 @@
 //! Postgres. Postgres is the only source of truth; everything else caches it.
 
 pub mod apply;
+pub mod conversions;
 pub mod embedded;
 pub mod experiments;
 pub mod history;
 pub mod notices;
+pub mod metric_counts;
 pub mod outcomes;
 pub mod retention;
 pub mod settings;

@@ -23,6 +23,10 @@ pub struct StoredExperiment {
     pub wins: Vec<(i32, i32, i64)>,
     /// `(a, b, ties)` with a <= b
     pub ties: Vec<(i32, i32, i64)>,
+    /// The last conversion applied (see [`super::conversions`]).
+    pub conversions_through: super::conversions::ConversionCursor,
+    /// Every non-primary metric's counts, by metric.
+    pub metric_counts: std::collections::BTreeMap<String, super::metric_counts::MetricCounts>,
 }
 
 /// Loads a live experiment, or `None` if it does not exist or was deleted. Run it inside a
@@ -38,7 +42,7 @@ pub async fn load(
     let rankers = experiments::rankers(&mut *conn, id).await?;
     let row = sqlx::query(
         "SELECT version, policy_state, outcomes_applied, ties_applied, updated_at,
-                applied_xid, applied_duel
+                applied_xid, applied_duel, conversions_xid, conversions_seq
          FROM experiment_state WHERE experiment_id = $1",
     )
     .bind(id)
@@ -53,6 +57,7 @@ pub async fn load(
         .bind(id)
         .fetch_all(&mut *conn)
         .await?;
+    let metric_counts = super::metric_counts::read(&mut *conn, id).await?;
     Ok(Some(StoredExperiment {
         experiment,
         rankers,
@@ -64,6 +69,11 @@ pub async fn load(
         applied_through: (row.try_get("applied_xid")?, row.try_get("applied_duel")?),
         wins,
         ties,
+        conversions_through: (
+            row.try_get("conversions_xid")?,
+            row.try_get("conversions_seq")?,
+        ),
+        metric_counts,
     }))
 }
 

@@ -15,6 +15,8 @@ mod decisions;
 mod experiments;
 mod history_and_etags;
 mod interleavings_and_clicks;
+mod metrics_and_conversions;
+mod metrics_browser;
 mod monitoring;
 mod multi_ranker;
 mod openapi;

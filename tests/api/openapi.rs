@@ -3,7 +3,6 @@
 //! schema, and every documented operation is seen answering with success.
 
 use crate::helpers::http_server;
-use crate::helpers::http_server::spawn_app;
 use joust::bandit::{POLICY_NAMES, multi_ranker_policies};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -190,7 +189,13 @@ impl Checker {
 #[tokio::test]
 async fn every_operation_matches_the_spec() {
     let doc = spec();
-    let app = spawn_app().await;
+    // With the test clock, so that its endpoints are exercised too.
+    let db = crate::helpers::postgres::fresh_database().await;
+    let options = joust::engine::EngineOptions {
+        test_clock: true,
+        ..crate::helpers::http_server::test_options()
+    };
+    let app = crate::helpers::http_server::spawn_app_with(&db, "", options).await;
     let mut c = Checker {
         doc: doc.clone(),
         app,
@@ -524,6 +529,88 @@ async fn every_operation_matches_the_spec() {
     .await;
     c.call(Method::DELETE, one, &p(""), None).await;
     c.call(Method::DELETE, one, &p(""), None).await;
+    // Conversions, on an experiment with a conversion metric.
+    let with_metrics = json!({
+        "name": "spec-metrics", "rankers": ["a", "b"], "policy": {"name": "uniform"},
+        "metrics": [{"name": "purchase", "credit": "value", "window_seconds": 600, "missing": "tie"}],
+    });
+    let (_, e) = c
+        .call(
+            Method::POST,
+            "/v1/experiments",
+            "/v1/experiments",
+            Some(with_metrics),
+        )
+        .await;
+    let mid = e["id"].as_i64().unwrap();
+    let (_, d) = c
+        .call(
+            Method::POST,
+            "/v1/experiments/{id}/duels",
+            &format!("/v1/experiments/{mid}/duels"),
+            None,
+        )
+        .await;
+    let mut lists = serde_json::Map::new();
+    for (i, r) in d["rankers"].as_array().unwrap().iter().enumerate() {
+        lists.insert(r.as_str().unwrap().to_string(), json!([format!("d{i}")]));
+    }
+    let (_, il) = c
+        .call(
+            Method::POST,
+            "/v1/interleavings",
+            "/v1/interleavings",
+            Some(json!({"duel_token": d["duel_token"], "lists": lists})),
+        )
+        .await;
+    let doc0 = il["documents"][0]["id"].clone();
+    let conversion = json!({"interleaving_token": il["interleaving_token"], "metric": "purchase",
+                            "document": doc0, "value": 12.5, "event_id": "o-1"});
+    c.call(
+        Method::POST,
+        "/v1/conversions",
+        "/v1/conversions",
+        Some(conversion.clone()),
+    )
+    .await;
+    c.call(
+        Method::POST,
+        "/v1/conversions",
+        "/v1/conversions",
+        Some(
+            json!({"interleaving_token": il["interleaving_token"], "metric": "refund",
+                    "document": doc0, "event_id": "o-2"}),
+        ),
+    )
+    .await;
+    c.call(
+        Method::POST,
+        "/v1/conversions/batch",
+        "/v1/conversions/batch",
+        Some(
+            json!({"conversions": [conversion, {"interleaving_token": "x", "metric": "purchase",
+                                                  "document": "d0", "event_id": "o-3"}]}),
+        ),
+    )
+    .await;
+    c.call(Method::GET, one, &format!("/v1/experiments/{mid}"), None)
+        .await;
+    c.call(Method::GET, "/v1/admin/clock", "/v1/admin/clock", None)
+        .await;
+    c.call(
+        Method::PUT,
+        "/v1/admin/clock",
+        "/v1/admin/clock",
+        Some(json!({"offset_seconds": 60})),
+    )
+    .await;
+    c.call(
+        Method::PUT,
+        "/v1/admin/clock",
+        "/v1/admin/clock",
+        Some(json!({"offset_seconds": 1e12})),
+    )
+    .await;
     c.call(Method::GET, "/healthz", "/healthz", None).await;
     c.call(Method::GET, "/readyz", "/readyz", None).await;
     c.call(Method::GET, "/metrics", "/metrics", None).await;
@@ -588,7 +675,7 @@ fn every_json_body_operation_documents_408_413_and_415() {
             }
         }
     }
-    assert_eq!(seen, 7, "JSON body operations");
+    assert_eq!(seen, 10, "JSON body operations");
 }
 
 /// The interleaving methods the spec accepts are the registry's, in its order.

@@ -12,6 +12,9 @@ import type {
   BatchResult,
   ClickRecord,
   ClickSpec,
+  ConversionBatchResult,
+  ConversionInput,
+  ConversionRecord,
   CreateExperimentInput,
   DuelBody,
   Experiment,
@@ -139,6 +142,36 @@ export class JoustClient {
       this.transport.request("POST", "/v1/outcomes/batch", { body: { outcomes } }),
     );
     return answer.body as BatchResult;
+  }
+
+  /**
+   * Records a later event (a purchase) on a shown document for one of the experiment's
+   * conversion metrics, exactly once per event id; undefined (no request) for a local list.
+   */
+  async conversion(
+    shown: Interleaving,
+    conversion: { metric: string; document: string; eventId: string; value?: number },
+  ): Promise<ConversionRecord | undefined> {
+    if (shown.token === null) return undefined;
+    const body: ConversionInput = {
+      interleaving_token: shown.token,
+      metric: conversion.metric,
+      document: conversion.document,
+      event_id: conversion.eventId,
+      ...(conversion.value === undefined ? {} : { value: conversion.value }),
+    };
+    const answer = await withRetry(this.retry, () =>
+      this.transport.request("POST", "/v1/conversions", { body }),
+    );
+    return answer.body as ConversionRecord;
+  }
+
+  /** Up to 1,000 conversions in one request; each item gets its own result, in order. */
+  async conversions(conversions: readonly ConversionInput[]): Promise<ConversionBatchResult> {
+    const answer = await withRetry(this.retry, () =>
+      this.transport.request("POST", "/v1/conversions/batch", { body: { conversions } }),
+    );
+    return answer.body as ConversionBatchResult;
   }
 
   /** A background buffer that batches outcomes and clicks; see OutcomeBuffer. */

@@ -50,6 +50,14 @@ export const SERVER_ERROR_CODES = [
   // Browser clicks (a server with browser_clicks settings).
   "invalid_origin",
   "origin_not_allowed",
+  // Metrics and conversions.
+  "invalid_metrics",
+  "unknown_metric",
+  "invalid_conversion",
+  "conversion_not_shown",
+  "conversion_window_closed",
+  "conversion_conflict",
+  "invalid_clock",
 ] as const;
 
 export type ServerErrorCode = (typeof SERVER_ERROR_CODES)[number];

@@ -65,6 +65,42 @@ export interface CreateExperimentInput {
   decision?: Partial<DecisionSettings>;
   stop_rule?: StopRule;
   webhook?: WebhookInput;
+  /** Needs a server with metrics: `click` and conversion metrics (docs/metrics.md). */
+  metrics?: MetricInput[];
+  /** The metric the policy learns from; `click` when omitted. */
+  primary_metric?: string;
+}
+
+export type MetricCredit = "first" | "all" | "value";
+
+export interface MetricInput {
+  name: string;
+  credit?: MetricCredit;
+  /** Conversion metrics: how long after the duel its events are accepted. */
+  window_seconds?: number;
+  /** Conversion metrics: what a window closing with no event means. */
+  missing?: "ignore" | "tie";
+}
+
+export interface MetricView {
+  name: string;
+  credit: MetricCredit;
+  window_seconds?: number;
+  missing?: "ignore" | "tie";
+  primary: boolean;
+  outcomes: number;
+  ties: number;
+  champion: string | null;
+  champion_confident: boolean;
+  decision: {
+    decided: boolean;
+    kind: "condorcet" | "copeland";
+    champion: string | null;
+    winners: string[];
+    outcomes_needed: number | null;
+  };
+  /** Null above the matrix endpoint's size. */
+  matrix: { rankers: string[]; wins: number[][]; ties: number[][] } | null;
 }
 
 export type ChampionBasis =
@@ -169,6 +205,10 @@ export interface Experiment {
   decision_settings?: DecisionSettings;
   stop_rule?: StopRule | null;
   webhook?: { url: string } | null;
+  /** Absent from a server without metrics. */
+  metrics?: MetricView[];
+  primary_metric?: string;
+  metrics_agree?: boolean;
 }
 
 export interface ExperimentSummary {
@@ -298,4 +338,27 @@ export interface BatchResult {
   duplicates: number;
   rejected: number;
   results: (OutcomeRecord | ItemError)[];
+}
+
+export interface ConversionInput {
+  interleaving_token: string;
+  metric: string;
+  document: string;
+  value?: number;
+  event_id: string;
+}
+
+export interface ConversionRecord {
+  duel_id: string;
+  experiment_id: number;
+  metric: string;
+  event_id: string;
+  status: "recorded" | "duplicate";
+}
+
+export interface ConversionBatchResult {
+  recorded: number;
+  duplicates: number;
+  rejected: number;
+  results: (ConversionRecord | ItemError)[];
 }

@@ -48,6 +48,7 @@ static ASSETS: &[Asset] = &[
     asset!("experiment.js", JS),
     asset!("charts.js", JS),
     asset!("heatmap.js", JS),
+    asset!("metrics.js", JS),
     asset!("style.css", CSS),
     asset!("uPlot.iife.min.js", JS),
     asset!("uPlot.min.css", CSS),

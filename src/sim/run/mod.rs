@@ -4,6 +4,7 @@
 //! parallel, reproducible whatever the thread count (`seeds`, `simulation`).
 
 mod checkpoints;
+pub mod conversions;
 mod decision_options;
 mod duel_run;
 mod environment;

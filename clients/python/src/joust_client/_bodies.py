@@ -68,6 +68,28 @@ def clicks_body(
     return {"interleaving_token": token, "click_positions": list(click_positions)}
 
 
+def conversion_body(
+    shown: Interleaving | str,
+    metric: str,
+    document: str,
+    event_id: str,
+    value: float | None,
+) -> dict[str, Any] | None:
+    """The body of `POST /v1/conversions`, or None when the list was made locally (no token)."""
+    token = shown if isinstance(shown, str) else shown.token
+    if token is None:
+        return None
+    body: dict[str, Any] = {
+        "interleaving_token": token,
+        "metric": metric,
+        "document": document,
+        "event_id": event_id,
+    }
+    if value is not None:
+        body["value"] = value
+    return body
+
+
 def interleave_body(duel: Duel, lists: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     return {"duel_token": duel.token, "lists": {name: list(ids) for name, ids in lists.items()}}
 

@@ -60,6 +60,8 @@ def experiment_body(
     interleaving: dict[str, Any] | None,
     rankers_per_query: int | None,
     browser_clicks: dict[str, Any] | None,
+    metrics: list[dict[str, Any]] | None = None,
+    primary_metric: str | None = None,
 ) -> dict[str, Any]:
     """The body of `POST /v1/experiments`; a policy given by name takes its default params."""
     body: dict[str, Any] = {"name": name, "rankers": list(rankers)}
@@ -72,6 +74,8 @@ def experiment_body(
         "interleaving": interleaving,
         "rankers_per_query": rankers_per_query,
         "browser_clicks": browser_clicks,
+        "metrics": metrics,
+        "primary_metric": primary_metric,
     }
     body.update({key: value for key, value in optional.items() if value is not None})
     return body

@@ -14,6 +14,7 @@ from ._backoff import backoff_delay
 from ._bodies import (
     Ordering,
     clicks_body,
+    conversion_body,
     fallback_rankers,
     interleave_body,
     local_interleaving,
@@ -29,6 +30,8 @@ from .errors import JoustError, Timeout
 from .models import (
     BatchResult,
     ClickResult,
+    ConversionBatchResult,
+    ConversionResult,
     Duel,
     Experiment,
     ExperimentPage,
@@ -157,6 +160,32 @@ class AsyncClient:
             return None
         return ClickResult.from_json(await self._post("/v1/clicks", body, retry=True))
 
+    async def conversion(
+        self,
+        shown: Interleaving,
+        metric: str,
+        document: str,
+        event_id: str,
+        *,
+        value: float | None = None,
+    ) -> ConversionResult | None:
+        """Record a later event (a purchase) on a shown document, exactly once per event id.
+
+        `metric` is one of the experiment's conversion metrics; `value` weighs the event for a
+        metric credited by value. Returns None with no request for a list made locally.
+        """
+        body = conversion_body(shown, metric, document, event_id, value)
+        if body is None:
+            return None
+        return ConversionResult.from_json(await self._post("/v1/conversions", body, retry=True))
+
+    async def conversion_batch(self, bodies: Sequence[Mapping[str, Any]]) -> ConversionBatchResult:
+        """Record up to 1,000 conversions (bodies of `POST /v1/conversions`) in one request."""
+        body = {"conversions": list(bodies)}
+        return ConversionBatchResult.from_json(
+            await self._post("/v1/conversions/batch", body, retry=True)
+        )
+
     async def outcome(
         self,
         duel: Duel,
@@ -219,6 +248,8 @@ class AsyncClient:
         interleaving: dict[str, Any] | None = None,
         rankers_per_query: int | None = None,
         browser_clicks: dict[str, Any] | None = None,
+        metrics: list[dict[str, Any]] | None = None,
+        primary_metric: str | None = None,
     ) -> Experiment:
         """Start a running experiment (not retried: a retry could create a second one)."""
         body = experiment_body(
@@ -231,6 +262,8 @@ class AsyncClient:
             interleaving,
             rankers_per_query,
             browser_clicks,
+            metrics,
+            primary_metric,
         )
         return Experiment.from_json(await self._post("/v1/experiments", body, retry=False))
 

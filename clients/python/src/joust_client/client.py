@@ -13,6 +13,7 @@ from ._backoff import backoff_delay
 from ._bodies import (
     Ordering,
     clicks_body,
+    conversion_body,
     fallback_rankers,
     interleave_body,
     local_interleaving,
@@ -27,6 +28,8 @@ from .errors import JoustError, Timeout
 from .models import (
     BatchResult,
     ClickResult,
+    ConversionBatchResult,
+    ConversionResult,
     Duel,
     Experiment,
     ExperimentPage,
@@ -149,6 +152,32 @@ class Client:
             return None
         return ClickResult.from_json(self._post("/v1/clicks", body, retry=True))
 
+    def conversion(
+        self,
+        shown: Interleaving,
+        metric: str,
+        document: str,
+        event_id: str,
+        *,
+        value: float | None = None,
+    ) -> ConversionResult | None:
+        """Record a later event (a purchase) on a shown document, exactly once per event id.
+
+        `metric` is one of the experiment's conversion metrics; `value` weighs the event for a
+        metric credited by value. Returns None with no request for a list made locally.
+        """
+        body = conversion_body(shown, metric, document, event_id, value)
+        if body is None:
+            return None
+        return ConversionResult.from_json(self._post("/v1/conversions", body, retry=True))
+
+    def conversion_batch(self, bodies: Sequence[Mapping[str, Any]]) -> ConversionBatchResult:
+        """Record up to 1,000 conversions (bodies of `POST /v1/conversions`) in one request."""
+        body = {"conversions": list(bodies)}
+        return ConversionBatchResult.from_json(
+            self._post("/v1/conversions/batch", body, retry=True)
+        )
+
     def outcome(
         self,
         duel: Duel,
@@ -210,6 +239,8 @@ class Client:
         interleaving: dict[str, Any] | None = None,
         rankers_per_query: int | None = None,
         browser_clicks: dict[str, Any] | None = None,
+        metrics: list[dict[str, Any]] | None = None,
+        primary_metric: str | None = None,
     ) -> Experiment:
         """Start a running experiment (not retried: a retry could create a second one)."""
         body = experiment_body(
@@ -222,6 +253,8 @@ class Client:
             interleaving,
             rankers_per_query,
             browser_clicks,
+            metrics,
+            primary_metric,
         )
         return Experiment.from_json(self._post("/v1/experiments", body, retry=False))
 

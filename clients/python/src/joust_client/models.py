@@ -220,6 +220,91 @@ def item_result(item: dict[str, Any]) -> OutcomeResult | JoustError:
 
 
 @dataclass(slots=True, frozen=True)
+class ConversionResult:
+    """The service's record of a conversion: "recorded", or "duplicate" for a retry (either way
+    it counts exactly once per duel, metric and event id)."""
+
+    duel_id: str
+    experiment_id: int
+    metric: str
+    event_id: str
+    status: str
+
+    @property
+    def duplicate(self) -> bool:
+        return self.status == "duplicate"
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ConversionResult:
+        return cls(
+            data["duel_id"],
+            data["experiment_id"],
+            data["metric"],
+            data["event_id"],
+            data["status"],
+        )
+
+
+@dataclass(slots=True, frozen=True)
+class ConversionBatchResult:
+    """The answer to a batch of conversions: counts, and per item a record or the item's error."""
+
+    recorded: int
+    duplicates: int
+    rejected: int
+    results: list[ConversionResult | JoustError]
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ConversionBatchResult:
+        def one(item: dict[str, Any]) -> ConversionResult | JoustError:
+            if "error" in item:
+                error = item["error"]
+                return error_for(int(item["status"]), str(error["code"]), str(error["message"]))
+            return ConversionResult.from_json(item)
+
+        return cls(
+            data["recorded"],
+            data["duplicates"],
+            data["rejected"],
+            [one(item) for item in data["results"]],
+        )
+
+
+@dataclass(slots=True, frozen=True)
+class MetricView:
+    """One metric of an experiment: its settings, counts, win matrix, champion and decision."""
+
+    name: str
+    credit: str
+    primary: bool
+    outcomes: int
+    ties: int
+    champion: str | None
+    champion_confident: bool
+    decision: dict[str, Any]
+    # {"rankers": [...], "wins": [[...]], "ties": [[...]]}; None above the matrix size limit.
+    matrix: dict[str, Any] | None
+    window_seconds: int | None = None
+    missing: str | None = None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> MetricView:
+        return cls(
+            data["name"],
+            data["credit"],
+            data["primary"],
+            data["outcomes"],
+            data["ties"],
+            data.get("champion"),
+            data["champion_confident"],
+            data["decision"],
+            data.get("matrix"),
+            data.get("window_seconds"),
+            data.get("missing"),
+        )
+
+
+@dataclass(slots=True, frozen=True)
 class PolicySpec:
     name: str
     params: dict[str, Any]
@@ -397,6 +482,10 @@ class Experiment:
     decision_settings: dict[str, Any] | None = None
     stop_rule: dict[str, Any] | None = None
     webhook: dict[str, Any] | None = None
+    # Empty, "click" and True from a server without metrics.
+    metrics: list[MetricView] = field(default_factory=list)
+    primary_metric: str = "click"
+    metrics_agree: bool = True
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Experiment:
@@ -423,6 +512,9 @@ class Experiment:
             data.get("decision_settings"),
             data.get("stop_rule"),
             data.get("webhook"),
+            [MetricView.from_json(m) for m in data.get("metrics", [])],
+            data.get("primary_metric", "click"),
+            data.get("metrics_agree", True),
         )
 
 

@@ -203,6 +203,7 @@
       meta(detail);
       championText(detail);
       decision(detail);
+      Metrics.render(document.getElementById("metrics-list"), detail);
       leaderboard(detail, matrix, admin);
       document.getElementById("actions").hidden = !admin;
       contenders(detail);
