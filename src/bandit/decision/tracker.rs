@@ -153,6 +153,19 @@ impl Tracker {
     /// first. O(K) reads of kept bounds.
     pub fn weakest_rival(&self, view: &View, champion: Arm) -> Option<Arm> {
         let at = (0.5 - self.epsilon) as f32;
+        if let Some(lower) = &self.lower {
+            // Every confirmation duel asks: one pass over the champion's row of kept bounds, with
+            // the same choice (the first of the lowest) as the general loop below.
+            let row = &lower[champion * self.k..(champion + 1) * self.k];
+            let (mut best, mut rival) = (f32::INFINITY, usize::MAX);
+            for (j, (&l, &active)) in row.iter().zip(view.active).enumerate() {
+                if active && j != champion && l <= at && l < best {
+                    best = l;
+                    rival = j;
+                }
+            }
+            return (rival != usize::MAX).then_some(rival);
+        }
         let mut best: Option<(f32, Arm)> = None;
         for j in view.active_arms().filter(|&j| j != champion) {
             let lower = self.lower_bound(view, champion, j);
@@ -219,6 +232,37 @@ mod tests {
         }
         assert!(t.condorcet_decided());
         assert!(!t.is_beaten(0) && t.is_beaten(1));
+    }
+
+    #[test]
+    fn the_row_scan_chooses_as_the_general_loop() {
+        let mut rng = BanditRng::seed_from_u64(8);
+        let k = 12;
+        let mut w = WinMatrix::new(k);
+        for _ in 0..3_000 {
+            let (i, j) = (rng.random_range(0..k), rng.random_range(0..k));
+            if i != j {
+                // Higher arms win more often, so bounds spread out and some pairs separate.
+                let (a, b) = (i.max(j), i.min(j));
+                if rng.random::<f64>() < 0.3 + 0.04 * a as f64 {
+                    w.record_win(a, b);
+                } else {
+                    w.record_win(b, a);
+                }
+            }
+        }
+        let active: Vec<bool> = (0..k).map(|a| a % 5 != 3).collect();
+        let view = view_of(&w, &active);
+        let kept = Tracker::build(&view, &DecisionSettings::default());
+        let mut general = kept.clone();
+        general.lower = None;
+        for c in (0..k).filter(|&c| active[c]) {
+            assert_eq!(
+                kept.weakest_rival(&view, c),
+                general.weakest_rival(&view, c),
+                "{c}"
+            );
+        }
     }
 
     #[test]
