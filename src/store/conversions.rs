@@ -198,19 +198,6 @@ pub async fn of_duel(
         .collect::<Result<_, _>>()?)
 }
 
-/// The experiment's conversion cursor: every conversion at or before it is applied.
-pub async fn cursor(
-    pool: &PgPool,
-    experiment: i64,
-) -> Result<Option<ConversionCursor>, StoreError> {
-    Ok(sqlx::query_as(
-        "SELECT conversions_xid, conversions_seq FROM experiment_state WHERE experiment_id = $1",
-    )
-    .bind(experiment)
-    .fetch_optional(pool)
-    .await?)
-}
-
 /// Moves the cursor from `from` to `to` if it is still at `from` (locking the state row, which
 /// orders this application after any other); `false` when another application moved it first,
 /// and the transaction must then be rolled back.
