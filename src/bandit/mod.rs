@@ -36,7 +36,7 @@ mod wins;
 
 pub use champion::{
     ChampionBasis, ChampionReport, DELTA as CHAMPION_DELTA, PreferenceEstimate,
-    estimate as estimate_preference,
+    estimate as estimate_preference, report as champion_report,
 };
 pub use decision::{
     Boundary, Contender, DEFAULT_DELTA, DEFAULT_MAX_CONFIRMATION_SHARE, Decision, DecisionKind,

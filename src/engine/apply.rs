@@ -65,32 +65,34 @@ pub async fn apply_outcomes(
     // The work also grows with the rows: a backlog of thousands after a burst of batches must not
     // hold an async worker that serves requests, so a large group goes to the blocking pool too.
     let size = base.names.len().max(rows.len());
-    let (base, mut snap, counted, policy_state, point) = offload::cpu(size, move || {
-        let mut snap = (*base).clone();
-        // The decisions before and after the outcomes, for the stop rule and the webhook events
-        // below: computed here, off the runtime, since they grow with the number of rankers, and
-        // only for an experiment that has either (readers compute a version's decision once,
-        // when they first ask, as they do its champion report).
-        let watched = decision_events::watches_decisions(&base);
-        if watched {
-            base.decision();
-        }
-        let mut rng = update_rng(snap.seed, snap.version);
-        let counted = apply(&mut snap.state, &rows, &mut rng);
-        let policy_state = PersistedPolicy::to_json(&snap.state);
-        // What the state will be once written: the write below is fenced on `from_version`.
-        snap.version = from_version + 1;
-        snap.outcomes_applied += counted.applied;
-        snap.ties_applied += counted.ties;
-        snap.applied_through = through;
-        snap.updated_at = chrono::Utc::now();
-        let point = with_point.then(|| history::point_of(&snap));
-        if watched {
-            snap.decision();
-        }
-        (base, snap, counted, policy_state, point)
-    })
-    .await;
+    let (base, mut snap, counted, policy_state, point, segment_cells) =
+        offload::cpu(size, move || {
+            let mut snap = (*base).clone();
+            // The decisions before and after the outcomes, for the stop rule and the webhook events
+            // below: computed here, off the runtime, since they grow with the number of rankers, and
+            // only for an experiment that has either (readers compute a version's decision once,
+            // when they first ask, as they do its champion report).
+            let watched = decision_events::watches_decisions(&base);
+            if watched {
+                base.decision();
+            }
+            let mut rng = update_rng(snap.seed, snap.version);
+            let counted = apply(&mut snap.state, &rows, &mut rng);
+            let segment_cells = super::segments::count(&rows);
+            let policy_state = PersistedPolicy::to_json(&snap.state);
+            // What the state will be once written: the write below is fenced on `from_version`.
+            snap.version = from_version + 1;
+            snap.outcomes_applied += counted.applied;
+            snap.ties_applied += counted.ties;
+            snap.applied_through = through;
+            snap.updated_at = chrono::Utc::now();
+            let point = with_point.then(|| history::point_of(&snap));
+            if watched {
+                snap.decision();
+            }
+            (base, snap, counted, policy_state, point, segment_cells)
+        })
+        .await;
 
     let mut tx = pool.begin().await.map_err(store::StoreError::from)?;
     store_apply::commit_without_flush(&mut tx).await?;
@@ -110,6 +112,7 @@ pub async fn apply_outcomes(
     }
     outcomes::add_wins(&mut tx, id, &cells(counted.wins)).await?;
     outcomes::add_ties(&mut tx, id, &cells(counted.tie_cells)).await?;
+    super::segments::add_counts(&mut tx, &mut snap, &segment_cells).await?;
     // The stop rule and the webhook events, in this same transaction.
     decision_events::after_apply(&mut tx, &base, &mut snap).await?;
     if let Some(point) = &point {

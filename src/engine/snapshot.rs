@@ -12,7 +12,9 @@ use crate::store::state::StoredExperiment;
 use super::EngineError;
 use super::derived::{Derived, Estimates};
 use super::interleaving_config::InterleavingConfig;
+use super::segments::SegmentCounts;
 use super::stop_rule::StopRule;
+use super::unit_settings::UnitSettings;
 
 /// The lifecycle of an experiment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -94,6 +96,12 @@ pub struct Snapshot {
     pub stop_rule: Option<StopRule>,
     /// Where its events are posted (the secret stays in the database).
     pub webhook_url: Option<String>,
+    /// How duel requests naming a unit are treated ([`super::unit_settings`]).
+    pub units: UnitSettings,
+    /// The most distinct segment labels accepted ([`super::segment_settings`]).
+    pub max_segments: i32,
+    /// Each segment's label and counts at this version ([`super::segments`]).
+    pub segments: Arc<SegmentCounts>,
     /// Shared between versions: the writer clones a snapshot for every group of outcomes, and
     /// the names only change when a ranker is added (which reloads the snapshot).
     pub names: Arc<[String]>,
@@ -155,6 +163,8 @@ impl Snapshot {
             .map(serde_json::from_value)
             .transpose()
             .map_err(|err| bad(format!("stop rule: {err}")))?;
+        let units = UnitSettings::from_stored(e.units.as_ref())
+            .map_err(|err| bad(format!("unit settings: {err}")))?;
         // Caches are not persisted: rebuild them once here rather than on every selection.
         state.warm();
         let names: Vec<String> = s.rankers.iter().map(|r| r.name.clone()).collect();
@@ -177,6 +187,9 @@ impl Snapshot {
             decision_settings,
             stop_rule,
             webhook_url: e.webhook_url.clone(),
+            units,
+            max_segments: e.max_segments,
+            segments: Arc::new(SegmentCounts::from_rows(&s.segments)),
             names: names.into(),
             by_name: Arc::new(by_name),
             state,

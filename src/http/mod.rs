@@ -17,8 +17,10 @@ pub mod json;
 pub mod metrics;
 pub mod outcomes;
 pub mod request_id;
+pub mod segments_view;
 pub mod server;
 pub mod ui;
+pub mod units_view;
 pub mod views;
 
 use axum::Router;

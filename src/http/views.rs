@@ -137,6 +137,8 @@ pub fn detail(s: &Snapshot, duels_issued: i64) -> Value {
         // The URL only: the secret is write-only.
         "webhook": s.webhook_url.as_deref().map(|url| json!({ "url": url })),
         "matrix_url": format!("/v1/experiments/{}/matrix", s.id),
+        "units": super::units_view::units(s),
+        "segments": super::segments_view::segments(s),
     })
 }
 

@@ -25,6 +25,10 @@ pub struct PendingRow {
     pub winner: Option<i32>,
     /// A multi-ranker query's rankers and pair results.
     pub set: Option<(Vec<i32>, Vec<i16>)>,
+    /// The unit's keyed hash, if the duel was issued for a unit.
+    pub unit: Option<Vec<u8>>,
+    /// The segment's index, if the duel request named one.
+    pub segment: Option<i16>,
 }
 
 /// The experiment's final rows after `after`, in apply order, at most `limit`.
@@ -35,7 +39,8 @@ pub async fn pending(
     limit: i64,
 ) -> Result<Vec<PendingRow>, StoreError> {
     let sql = format!(
-        "SELECT xid, duel_id, first_idx, second_idx, winner_idx, rankers, results FROM outcomes
+        "SELECT xid, duel_id, first_idx, second_idx, winner_idx, rankers, results, unit_hash, segment
+         FROM outcomes
          WHERE experiment_id = $1 AND (xid, duel_id) > ($2, $3) AND xid < {HORIZON}
          ORDER BY xid, duel_id LIMIT $4"
     );
@@ -56,6 +61,8 @@ pub async fn pending(
                 second: r.try_get("second_idx")?,
                 winner: r.try_get("winner_idx")?,
                 set: rankers.zip(results),
+                unit: r.try_get("unit_hash")?,
+                segment: r.try_get("segment")?,
             })
         })
         .collect()

@@ -28,6 +28,10 @@ pub struct ExperimentRow {
     pub stop_rule: Option<Value>,
     /// Where its events are posted; the secret is read only by the delivery task.
     pub webhook_url: Option<String>,
+    /// The unit settings; `None` for the defaults.
+    pub units: Option<Value>,
+    /// The most distinct segment labels accepted.
+    pub max_segments: i32,
 }
 
 /// A ranker of an experiment.
@@ -54,6 +58,8 @@ pub struct NewExperiment<'a> {
     pub stop_rule: Option<Value>,
     /// `(url, secret)`
     pub webhook: Option<(&'a str, &'a str)>,
+    pub units: Option<Value>,
+    pub max_segments: i32,
 }
 
 pub async fn insert(pool: &PgPool, new: NewExperiment<'_>) -> Result<i64, StoreError> {
@@ -62,8 +68,9 @@ pub async fn insert(pool: &PgPool, new: NewExperiment<'_>) -> Result<i64, StoreE
         "INSERT INTO experiments
              (name, status, policy, tie_rule, interleaving, attribution_window_secs, seed,
               rankers_per_query, browser_click_origins, decision, stop_rule, webhook_url,
-              webhook_secret)
-         VALUES ($1, 'running', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
+              webhook_secret, units, max_segments)
+         VALUES ($1, 'running', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+         RETURNING id",
     )
     .bind(new.name)
     .bind(&new.policy)
@@ -77,6 +84,8 @@ pub async fn insert(pool: &PgPool, new: NewExperiment<'_>) -> Result<i64, StoreE
     .bind(&new.stop_rule)
     .bind(new.webhook.map(|w| w.0))
     .bind(new.webhook.map(|w| w.1))
+    .bind(&new.units)
+    .bind(new.max_segments)
     .fetch_one(&mut *tx)
     .await?;
     let idx: Vec<i32> = (0..new.rankers.len() as i32).collect();
@@ -116,11 +125,13 @@ fn experiment_from_row(row: &sqlx::postgres::PgRow) -> Result<ExperimentRow, sql
         decision: row.try_get("decision")?,
         stop_rule: row.try_get("stop_rule")?,
         webhook_url: row.try_get("webhook_url")?,
+        units: row.try_get("units")?,
+        max_segments: row.try_get("max_segments")?,
     })
 }
 
 const EXPERIMENT_COLUMNS: &str = "id, name, status, policy, tie_rule, interleaving, rankers_per_query, attribution_window_secs, \
-     seed, created_at, browser_click_origins, decision, stop_rule, webhook_url";
+     seed, created_at, browser_click_origins, decision, stop_rule, webhook_url, units, max_segments";
 
 /// A live (not deleted) experiment.
 pub async fn get<'e, E: sqlx::PgExecutor<'e>>(

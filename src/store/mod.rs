@@ -7,9 +7,11 @@ pub mod experiments;
 pub mod history;
 pub mod outcomes;
 pub mod retention;
+pub mod segments;
 pub mod settings;
 pub mod state;
 pub mod stats;
+pub mod unit_windows;
 pub mod webhooks;
 
 use sqlx::PgPool;

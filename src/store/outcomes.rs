@@ -20,6 +20,10 @@ pub struct OutcomeRow {
     pub issued_at: chrono::DateTime<chrono::Utc>,
     /// A multi-ranker query's rankers and pair results (see the `outcomes` table).
     pub set: Option<(Vec<i32>, Vec<i16>)>,
+    /// The unit's keyed hash, if the duel was issued for a unit.
+    pub unit: Option<Vec<u8>>,
+    /// The segment's index, if the duel request named one.
+    pub segment: Option<i16>,
 }
 
 /// What is on record for a duel: its winner (`None` = tie) and, for a multi-ranker query, its
@@ -51,7 +55,10 @@ pub async fn insert_new(
     let seconds: Vec<i32> = rows.iter().map(|r| r.second).collect();
     let winners: Vec<Option<i32>> = rows.iter().map(|r| r.winner).collect();
     let issued: Vec<chrono::DateTime<chrono::Utc>> = rows.iter().map(|r| r.issued_at).collect();
-    if rows.iter().all(|r| r.set.is_none()) {
+    if rows
+        .iter()
+        .all(|r| r.set.is_none() && r.unit.is_none() && r.segment.is_none())
+    {
         // The pairwise path, as it always was: no array columns to fill.
         let inserted = sqlx::query_as(
             "INSERT INTO outcomes (duel_id, experiment_id, first_idx, second_idx, winner_idx, issued_at)
@@ -78,16 +85,21 @@ pub async fn insert_new(
                 .map(|(rankers, results)| serde_json::json!([rankers, results]).to_string())
         })
         .collect();
+    let units: Vec<Option<Vec<u8>>> = rows.iter().map(|r| r.unit.clone()).collect();
+    let segments: Vec<Option<i16>> = rows.iter().map(|r| r.segment).collect();
     let inserted = sqlx::query_as(
         "INSERT INTO outcomes
-             (duel_id, experiment_id, first_idx, second_idx, winner_idx, issued_at, rankers, results)
+             (duel_id, experiment_id, first_idx, second_idx, winner_idx, issued_at, rankers, results,
+              unit_hash, segment)
          SELECT d, e, f, s, w, i,
                 CASE WHEN j IS NULL THEN NULL ELSE
                     ARRAY(SELECT jsonb_array_elements_text(j::jsonb -> 0)::int) END,
                 CASE WHEN j IS NULL THEN NULL ELSE
-                    ARRAY(SELECT jsonb_array_elements_text(j::jsonb -> 1)::smallint) END
+                    ARRAY(SELECT jsonb_array_elements_text(j::jsonb -> 1)::smallint) END,
+                u, g
          FROM UNNEST($1::uuid[], $2::bigint[], $3::int[], $4::int[], $5::int[],
-                     $6::timestamptz[], $7::text[]) AS t(d, e, f, s, w, i, j)
+                     $6::timestamptz[], $7::text[], $8::bytea[], $9::smallint[])
+              AS t(d, e, f, s, w, i, j, u, g)
          ON CONFLICT (duel_id) DO NOTHING RETURNING duel_id, xid",
     )
     .bind(&duel_ids)
@@ -97,6 +109,8 @@ pub async fn insert_new(
     .bind(&winners)
     .bind(&issued)
     .bind(&sets)
+    .bind(&units)
+    .bind(&segments)
     .fetch_all(&mut **tx)
     .await?;
     Ok(inserted)

@@ -23,6 +23,8 @@ pub struct StoredExperiment {
     pub wins: Vec<(i32, i32, i64)>,
     /// `(a, b, ties)` with a <= b
     pub ties: Vec<(i32, i32, i64)>,
+    /// The segment labels (index, label) and each segment's win and tie cells.
+    pub segments: super::segments::SegmentRows,
 }
 
 /// Loads a live experiment, or `None` if it does not exist or was deleted. Run it inside a
@@ -64,6 +66,7 @@ pub async fn load(
         applied_through: (row.try_get("applied_xid")?, row.try_get("applied_duel")?),
         wins,
         ties,
+        segments: super::segments::load(&mut *conn, id).await?,
     }))
 }
 

@@ -19,3 +19,4 @@ mod monitoring;
 mod multi_ranker;
 mod openapi;
 mod protocol_errors;
+mod units_and_segments;

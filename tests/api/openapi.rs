@@ -588,7 +588,7 @@ fn every_json_body_operation_documents_408_413_and_415() {
             }
         }
     }
-    assert_eq!(seen, 7, "JSON body operations");
+    assert_eq!(seen, 8, "JSON body operations");
 }
 
 /// The interleaving methods the spec accepts are the registry's, in its order.
