@@ -57,3 +57,25 @@ CREATE TABLE segment_tie_counts (
     PRIMARY KEY (experiment_id, segment, a, b),
     CHECK (a <= b)
 );
+
+-- Evidence per unit, for experiments that aggregate by unit: a unit's first decisive comparison
+-- of a pair counts once (docs/units-and-segments.md). `unit_pair_votes` records which units were
+-- counted for which pair (a < b); `unit_win_counts` is the unit-level win matrix the champion
+-- and the decision read. Both are written by the owner in the transaction that applies the
+-- outcomes.
+CREATE TABLE unit_pair_votes (
+    experiment_id BIGINT NOT NULL REFERENCES experiments (id),
+    a             INTEGER NOT NULL,
+    b             INTEGER NOT NULL,
+    unit_hash     BYTEA NOT NULL,
+    PRIMARY KEY (experiment_id, a, b, unit_hash),
+    CHECK (a < b)
+);
+
+CREATE TABLE unit_win_counts (
+    experiment_id BIGINT NOT NULL REFERENCES experiments (id),
+    winner        INTEGER NOT NULL,
+    loser         INTEGER NOT NULL,
+    wins          BIGINT NOT NULL,
+    PRIMARY KEY (experiment_id, winner, loser)
+);

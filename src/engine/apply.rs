@@ -65,7 +65,7 @@ pub async fn apply_outcomes(
     // The work also grows with the rows: a backlog of thousands after a burst of batches must not
     // hold an async worker that serves requests, so a large group goes to the blocking pool too.
     let size = base.names.len().max(rows.len());
-    let (base, mut snap, counted, policy_state, point, segment_cells) =
+    let (base, mut snap, counted, policy_state, point, segment_cells, unit_compared) =
         offload::cpu(size, move || {
             let mut snap = (*base).clone();
             // The decisions before and after the outcomes, for the stop rule and the webhook events
@@ -79,6 +79,7 @@ pub async fn apply_outcomes(
             let mut rng = update_rng(snap.seed, snap.version);
             let counted = apply(&mut snap.state, &rows, &mut rng);
             let segment_cells = super::segments::count(&rows);
+            let unit_compared = super::unit_aggregation::comparisons(&rows);
             let policy_state = PersistedPolicy::to_json(&snap.state);
             // What the state will be once written: the write below is fenced on `from_version`.
             snap.version = from_version + 1;
@@ -90,7 +91,15 @@ pub async fn apply_outcomes(
             if watched {
                 snap.decision();
             }
-            (base, snap, counted, policy_state, point, segment_cells)
+            (
+                base,
+                snap,
+                counted,
+                policy_state,
+                point,
+                segment_cells,
+                unit_compared,
+            )
         })
         .await;
 
@@ -113,6 +122,7 @@ pub async fn apply_outcomes(
     outcomes::add_wins(&mut tx, id, &cells(counted.wins)).await?;
     outcomes::add_ties(&mut tx, id, &cells(counted.tie_cells)).await?;
     super::segments::add_counts(&mut tx, &mut snap, &segment_cells).await?;
+    super::unit_aggregation::add_votes(&mut tx, &mut snap, &unit_compared).await?;
     // The stop rule and the webhook events, in this same transaction.
     decision_events::after_apply(&mut tx, &base, &mut snap).await?;
     if let Some(point) = &point {

@@ -30,6 +30,7 @@ pub mod snapshot;
 pub mod stats;
 pub mod stop_rule;
 pub mod token;
+pub mod unit_aggregation;
 pub mod unit_duels;
 pub mod unit_settings;
 pub mod webhooks;

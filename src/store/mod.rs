@@ -11,6 +11,7 @@ pub mod segments;
 pub mod settings;
 pub mod state;
 pub mod stats;
+pub mod unit_votes;
 pub mod unit_windows;
 pub mod webhooks;
 

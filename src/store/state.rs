@@ -25,6 +25,8 @@ pub struct StoredExperiment {
     pub ties: Vec<(i32, i32, i64)>,
     /// The segment labels (index, label) and each segment's win and tie cells.
     pub segments: super::segments::SegmentRows,
+    /// The unit-level win cells `(winner, loser, wins)` (see `unit_votes`).
+    pub unit_wins: Vec<(i32, i32, i64)>,
 }
 
 /// Loads a live experiment, or `None` if it does not exist or was deleted. Run it inside a
@@ -67,6 +69,7 @@ pub async fn load(
         wins,
         ties,
         segments: super::segments::load(&mut *conn, id).await?,
+        unit_wins: super::unit_votes::wins(&mut *conn, id).await?,
     }))
 }
 

@@ -14,6 +14,7 @@ const RANKERS: [&str; 4] = ["bm25", "lambdamart", "bert", "colbert"];
 
 async fn create(app: &TestApp, extra: Value) -> i64 {
     let mut body = json!({"name": "units", "rankers": RANKERS, "seed": 11});
+    // `extra` may replace any of these, the rankers too.
     for (k, v) in extra.as_object().unwrap() {
         body[k] = v.clone();
     }
@@ -291,4 +292,44 @@ async fn each_segment_reports_the_champion_of_its_own_outcomes() {
     );
     let wins = phone["wins"].as_array().unwrap();
     assert_eq!(wins.len(), 4);
+}
+
+/// One unit sending many queries that all prefer one ranker: counted per query, the decision
+/// is soon made; counted per unit, that unit is one vote, and nothing is decided. The policy
+/// learns from every outcome either way.
+#[tokio::test]
+async fn one_heavy_unit_does_not_decide_an_experiment_that_aggregates_by_unit() {
+    let app = spawn_app().await;
+    let mut decided = Vec::new();
+    for aggregation in ["query", "unit"] {
+        let id = create(
+            &app,
+            json!({"rankers": ["bm25", "bert"], "units": {"aggregation": aggregation, "window_seconds": 1}}),
+        )
+        .await;
+        for q in 0..300 {
+            let duel = duel_for(&app, id, json!({"unit": "heavy", "query": format!("q{q}")})).await;
+            let r = duel["rankers"].as_array().unwrap();
+            let winner = if r.iter().any(|x| x == "bert") {
+                "bert"
+            } else {
+                r[0].as_str().unwrap()
+            };
+            let (status, body) = app
+                .outcome(duel["duel_token"].as_str().unwrap(), winner)
+                .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+        }
+        let view = app.experiment(id).await;
+        let applied = view["outcomes_applied"].as_i64().unwrap();
+        assert!(applied >= 100, "{view}");
+        if aggregation == "unit" {
+            // bert beat bm25 once as far as units go: one unit, one pair.
+            assert_eq!(view["units"]["votes_counted"], 1, "{}", view["units"]);
+        } else {
+            assert_eq!(view["units"]["votes_counted"], Value::Null);
+        }
+        decided.push(view["decision"]["decided"].as_bool().unwrap());
+    }
+    assert_eq!(decided, [true, false]);
 }
