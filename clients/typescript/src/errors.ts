@@ -50,6 +50,13 @@ export const SERVER_ERROR_CODES = [
   // Browser clicks (a server with browser_clicks settings).
   "invalid_origin",
   "origin_not_allowed",
+  // Units and segments.
+  "invalid_units",
+  "invalid_unit",
+  "invalid_segments",
+  "invalid_segment",
+  "segment_limit_reached",
+  "paging_unsupported",
 ] as const;
 
 export type ServerErrorCode = (typeof SERVER_ERROR_CODES)[number];
