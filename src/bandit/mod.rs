@@ -32,6 +32,7 @@ mod state;
 mod stats;
 #[cfg(test)]
 mod testing;
+pub mod unit_evidence;
 mod wins;
 
 pub use champion::{

@@ -69,7 +69,8 @@ pub async fn apply_outcomes(
     let size = base.names.len().max(rows.len());
     // The conversion metrics' outcomes of these duels open; their windows close later.
     let to_open = metric_apply::to_open(&base, &rows);
-    let (base, mut snap, counted, policy_state, point) = offload::cpu(size, move || {
+    let (base, mut snap, counted, policy_state, point, segment_cells, unit_compared) =
+        offload::cpu(size, move || {
         let mut snap = (*base).clone();
         // The decision after the outcomes, for the stop rule and the webhook events below:
         // computed here, off the runtime, since it grows with the number of rankers, and only for
@@ -84,6 +85,8 @@ pub async fn apply_outcomes(
         } else {
             count_only(&rows)
         };
+        let segment_cells = super::segments::count(&rows);
+        let unit_compared = super::unit_aggregation::comparisons(&rows);
         let policy_state = PersistedPolicy::to_json(&snap.state);
         // What the state will be once written: the write below is fenced on `from_version`.
         snap.version = from_version + 1;
@@ -109,7 +112,7 @@ pub async fn apply_outcomes(
         if watched {
             snap.decision();
         }
-        (base, snap, counted, policy_state, point)
+        (base, snap, counted, policy_state, point, segment_cells, unit_compared)
     })
     .await;
 
@@ -138,6 +141,8 @@ pub async fn apply_outcomes(
         store::metric_counts::add(&mut tx, id, CLICK, &wins, &ties).await?;
     }
     store::metric_counts::open(&mut tx, id, &to_open).await?;
+    super::segments::add_counts(&mut tx, &mut snap, &segment_cells).await?;
+    super::unit_aggregation::add_votes(&mut tx, &mut snap, &unit_compared).await?;
     // The stop rule and the webhook events, in this same transaction.
     decision_events::after_apply(&mut tx, &base, &mut snap).await?;
     if let Some(point) = &point {

@@ -68,6 +68,16 @@ impl Derived {
         self.decision.get_or_init(|| state.decision())
     }
 
+    /// The champion report `make` builds (from other evidence than the state's own matrix).
+    pub fn champion_with(&self, make: impl FnOnce() -> ChampionReport) -> &ChampionReport {
+        self.champion.get_or_init(make)
+    }
+
+    /// The decision `make` builds (from other evidence than the state's own matrix).
+    pub fn decision_with(&self, make: impl FnOnce() -> Decision) -> &Decision {
+        self.decision.get_or_init(make)
+    }
+
     /// The rendering `make` builds, made once per version. One type of rendering per snapshot:
     /// asking for another type than the first panics (there is one reader, the detail view).
     pub fn rendering<T: Any + Send + Sync>(&self, make: impl FnOnce() -> T) -> Arc<T> {

@@ -1,18 +1,40 @@
 //! Issuing duels: selection from the cached snapshot, a signed token, no database write.
 
 use rand::{Rng, SeedableRng};
+use serde::Deserialize;
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use crate::bandit::BanditRng;
 
+use super::non_null::non_null;
 use super::offload;
+use super::segment_settings::check_label;
 use super::token::{DuelClaims, DuelRankers};
-use super::{Engine, EngineError, ErrorCode, Status, now_ms};
+use super::unit_duels::select;
+use super::unit_settings::check_unit_and_query;
+use super::{Engine, EngineError, ErrorCode, Snapshot, Status, now_ms};
 
 thread_local! {
     /// One fast generator per worker thread, seeded from the OS: selections need randomness, not
     /// reproducibility (updates are reproducible; see the writer).
     static RNG: RefCell<BanditRng> = RefCell::new(BanditRng::from_rng(&mut rand::rng()));
+}
+
+/// `POST /v1/experiments/{id}/duels`'s optional body: who asks, for what, in which segment.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DuelRequest {
+    /// An opaque user or session id: the same unit and query get the same duel within the
+    /// experiment's window ([`super::unit_duels`]). Only its keyed hash is kept.
+    #[serde(default, deserialize_with = "non_null")]
+    pub unit: Option<String>,
+    /// The query's key (needs `unit`).
+    #[serde(default, deserialize_with = "non_null")]
+    pub query: Option<String>,
+    /// A segment label ([`super::segments`]).
+    #[serde(default, deserialize_with = "non_null")]
+    pub segment: Option<String>,
 }
 
 /// A duel to show.
@@ -32,7 +54,11 @@ impl Engine {
     /// Chooses the next duel of a running experiment. A paused experiment refuses; a concluded
     /// one answers its (decided) champion without a token (on both sides of a pairwise duel, alone for a
     /// multi-ranker experiment), so a backend can keep serving the winner with no special case.
-    pub async fn issue_duel(&self, id: i64) -> Result<IssuedDuel, EngineError> {
+    pub async fn issue_duel(&self, id: i64, req: &DuelRequest) -> Result<IssuedDuel, EngineError> {
+        check_unit_and_query(req.unit.as_deref(), req.query.as_deref())?;
+        if let Some(label) = &req.segment {
+            check_label(label)?;
+        }
         let snap = self.snapshot(id).await?;
         match snap.status {
             Status::Paused => {
@@ -77,28 +103,24 @@ impl Engine {
             Status::Running => {}
         }
         let issued = now_ms();
-        let s = snap.clone();
-        let (rankers, random) = offload::cpu(snap.names.len(), move || {
-            RNG.with(|rng| {
-                let mut rng = rng.borrow_mut();
-                let rankers = if s.rankers_per_query > 2 {
-                    let set = s
-                        .state
-                        .select_set(s.rankers_per_query, &mut *rng)
-                        .map_err(EngineError::internal)?;
-                    DuelRankers::Set(set.into_iter().map(|a| a as u32).collect())
-                } else {
-                    let pair = s.state.select(&mut *rng);
-                    DuelRankers::Pair {
-                        first: pair.first as u32,
-                        second: pair.second as u32,
-                    }
-                };
-                Ok::<_, EngineError>((rankers, rng.random::<[u8; 16]>()))
-            })
-        })
-        .await?;
-        let nonce = DuelClaims::uuid_v7_nonce(issued, random);
+        let segment = match &req.segment {
+            Some(label) => Some(self.segment_index(id, label).await?),
+            None => None,
+        };
+        let (rankers, nonce, unit) = match &req.unit {
+            Some(unit) => {
+                let query = req.query.as_deref().unwrap_or("");
+                let choice = self.unit_choice(&snap, unit, query, issued).await?;
+                // The duel id is derived too: asked again in the window, it is the same duel,
+                // whose outcome is recorded once.
+                let nonce = DuelClaims::uuid_v7_nonce(choice.window_start_ms, choice.random);
+                (choice.rankers, nonce, Some(choice.unit))
+            }
+            None => {
+                let (rankers, random) = self.random_choice(&snap).await?;
+                (rankers, DuelClaims::uuid_v7_nonce(issued, random), None)
+            }
+        };
         let claims = DuelClaims {
             experiment_id: id,
             rankers,
@@ -106,6 +128,8 @@ impl Engine {
             expires_at_ms: issued + snap.attribution_window_secs * 1000,
             state_version: snap.version,
             nonce,
+            unit,
+            segment,
         };
         self.cache.count_duel(id);
         metrics::counter!("joust_duels_issued_total").increment(1);
@@ -120,5 +144,21 @@ impl Engine {
             expires_at_ms: Some(claims.expires_at_ms),
             concluded: false,
         })
+    }
+
+    /// A fresh selection from the live state, and the random bytes of a fresh duel id.
+    async fn random_choice(
+        &self,
+        snap: &Arc<Snapshot>,
+    ) -> Result<(DuelRankers, [u8; 16]), EngineError> {
+        let s = snap.clone();
+        offload::cpu(snap.names.len(), move || {
+            RNG.with(|rng| {
+                let mut rng = rng.borrow_mut();
+                let rankers = select(&s.state, s.rankers_per_query, &mut rng)?;
+                Ok::<_, EngineError>((rankers, rng.random::<[u8; 16]>()))
+            })
+        })
+        .await
     }
 }

@@ -115,6 +115,19 @@ error_codes! {
     ConversionConflict = "conversion_conflict", Some(409);
     /// A test-clock offset out of range.
     InvalidClock = "invalid_clock", Some(422);
+    // Units and segments.
+    /// `units` settings out of range.
+    InvalidUnits = "invalid_units", Some(422);
+    /// A duel request's `unit` or `query` that is empty, too long, or a query without a unit.
+    InvalidUnit = "invalid_unit", Some(422);
+    /// `segments` settings out of range.
+    InvalidSegments = "invalid_segments", Some(422);
+    /// A segment label that is empty, too long or has control characters.
+    InvalidSegment = "invalid_segment", Some(422);
+    /// A new segment label beyond the experiment's `max_segments`.
+    SegmentLimit = "segment_limit_reached", Some(409);
+    /// `offset` or `page` with an interleaving method whose pages would not continue one list.
+    PagingUnsupported = "paging_unsupported", Some(422);
 }
 
 impl std::fmt::Display for ErrorCode {

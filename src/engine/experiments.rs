@@ -18,8 +18,10 @@ use super::interleaving_config::{InterleavingConfig, InterleavingSpec};
 use super::json_words::in_json_words;
 use super::metric_settings::{MetricInput, Metrics};
 use super::outcomes::TIE;
+use super::segment_settings::SegmentSettings;
 use super::snapshot::{PersistedPolicy, Snapshot, Status, tie_rule_str};
 use super::stop_rule::StopRule;
+use super::unit_settings::UnitSettings;
 use super::webhooks::Webhook;
 use super::{Engine, EngineError, ErrorCode, memory_budget, offload};
 
@@ -79,6 +81,12 @@ pub struct CreateExperiment {
     /// The metric the policy learns from (`click` when omitted).
     #[serde(default, deserialize_with = "non_null")]
     pub primary_metric: Option<String>,
+    /// How duel requests naming a unit are treated (the defaults when omitted).
+    #[serde(default, deserialize_with = "non_null")]
+    pub units: Option<UnitSettings>,
+    /// How many segment labels the experiment accepts (the default when omitted).
+    #[serde(default, deserialize_with = "non_null")]
+    pub segments: Option<SegmentSettings>,
 }
 
 /// `PATCH /v1/experiments/{id}`: any of the settings that may change after creation.
@@ -227,6 +235,11 @@ impl Engine {
             rankers_per_query,
         )?
         .to_stored();
+        if let Some(units) = &req.units {
+            units.validate()?;
+        }
+        let segments = req.segments.unwrap_or_default();
+        segments.validate()?;
         let seed = req.seed.unwrap_or_else(|| rand::rng().random::<u64>() >> 1);
         let tie_rule = req.tie_rule.unwrap_or_default();
         let mut rng = BanditRng::seed_from_u64(seed);
@@ -269,6 +282,10 @@ impl Engine {
                     .map(|w| (w.url.as_str(), w.secret.as_str())),
                 metrics,
                 primary_metric,
+                units: req
+                    .units
+                    .map(|u| serde_json::to_value(u).expect("unit settings serialise")),
+                max_segments: segments.max_segments,
             },
         )
         .await?;

@@ -36,6 +36,45 @@ pub struct InterleaveInput {
     /// Ranker name -> document ids; exactly the duel's rankers (two, or as many as a
     /// multi-ranker query compares).
     pub lists: HashMap<String, Vec<String>>,
+    /// A later page of the same interleaving: the 0-based position of its first document
+    /// (`offset`) or its 1-based number (`page`, pages of the method's `max_length`).
+    #[serde(default, deserialize_with = "non_null")]
+    pub offset: Option<usize>,
+    #[serde(default, deserialize_with = "non_null")]
+    pub page: Option<usize>,
+}
+
+/// Largest `offset` accepted: no list is longer.
+pub const MAX_OFFSET: usize = MAX_LIST_LEN;
+
+impl InterleaveInput {
+    /// The position of the page's first document in the whole interleaving.
+    fn offset(&self, page_len: usize) -> Result<usize, EngineError> {
+        let offset = match (self.offset, self.page) {
+            (None, None) => 0,
+            (Some(o), None) => o,
+            (None, Some(p)) if p >= 1 => (p - 1).saturating_mul(page_len),
+            (None, Some(_)) => {
+                return Err(EngineError::invalid(
+                    ErrorCode::InvalidBody,
+                    "`page` counts from 1",
+                ));
+            }
+            (Some(_), Some(_)) => {
+                return Err(EngineError::invalid(
+                    ErrorCode::InvalidBody,
+                    "give at most one of `offset` and `page`",
+                ));
+            }
+        };
+        if offset > MAX_OFFSET {
+            return Err(EngineError::invalid(
+                ErrorCode::InvalidBody,
+                format!("a page starts at most at position {MAX_OFFSET}, got {offset}"),
+            ));
+        }
+        Ok(offset)
+    }
 }
 
 /// One shown document and, for methods with teams, the ranker it was drafted for.
@@ -52,6 +91,8 @@ pub struct IssuedInterleaving {
     pub experiment_id: i64,
     pub method: &'static str,
     pub documents: Vec<ShownDocument>,
+    /// The position of `documents[0]` in the whole interleaving (0 for the first page).
+    pub offset: usize,
     pub expires_at_ms: i64,
 }
 
@@ -159,14 +200,30 @@ impl Engine {
             lists.push(lists[0]);
         }
         let config = &snap.interleaving;
+        let offset = input.offset(config.max_length)?;
+        if offset > 0 && !config.method.info().pages {
+            return Err(EngineError::invalid(
+                ErrorCode::PagingUnsupported,
+                format!(
+                    "{} draws each list whole for its length, so a later page would not continue \
+                     the first: show a longer first page (interleaving.max_length) instead",
+                    config.method.name()
+                ),
+            ));
+        }
+        // A later page is the same interleaving (the duel's generator) built longer: the
+        // methods that page build their lists front to back, so the first pages are the same.
+        // The token carries the whole list from the top, so clicks of every page shown so far
+        // are credited together.
         let interleaving = interleave(
             &config.method,
             &lists,
-            config.max_length,
+            offset + config.max_length,
             &mut duel_rng(&duel, INTERLEAVE_STREAM),
         )
         .map_err(|e| EngineError::invalid(ErrorCode::InvalidList, e.to_string()))?;
-        let documents = shown_documents(&interleaving, &names);
+        let mut documents = shown_documents(&interleaving, &names);
+        documents.drain(..offset.min(documents.len()));
         let claims = InterleavingClaims { duel, interleaving };
         metrics::counter!("joust_interleavings_total").increment(1);
         Ok(IssuedInterleaving {
@@ -175,6 +232,7 @@ impl Engine {
             experiment_id: claims.duel.experiment_id,
             method: config.method.name(),
             documents,
+            offset,
             expires_at_ms: claims.duel.expires_at_ms,
         })
     }

@@ -28,11 +28,16 @@ pub mod offload;
 pub mod outcomes;
 pub mod owners;
 pub mod retention;
+pub mod segment_settings;
+pub mod segments;
 pub mod set_result;
 pub mod snapshot;
 pub mod stats;
 pub mod stop_rule;
 pub mod token;
+pub mod unit_aggregation;
+pub mod unit_duels;
+pub mod unit_settings;
 pub mod webhooks;
 pub mod writer;
 
@@ -106,6 +111,12 @@ pub struct Engine {
     duel_count_flush: tokio::sync::RwLock<()>,
     /// The clock conversion windows are judged by ([`clock`]).
     clock: Arc<clock::Clock>,
+    /// Hashes unit ids and seeds units' duels ([`unit_duels`]).
+    unit_key: unit_duels::UnitKey,
+    /// Each experiment's state pinned for the current window of units' duels.
+    window_states: unit_duels::WindowStates,
+    /// Each experiment's segment labels known to this replica ([`segments`]).
+    segment_labels: segments::SegmentLabels,
 }
 
 impl Engine {
@@ -122,6 +133,13 @@ impl Engine {
         options: EngineOptions,
     ) -> Result<Arc<Engine>, EngineError> {
         let secret = store::settings::get_or_init(&pool, "duel_token_secret", || {
+            let bytes: [u8; 32] = rand::rng().random();
+            bytes.iter().map(|b| format!("{b:02x}")).collect()
+        })
+        .await?;
+        // Units are hashed under their own secret, so that no token secret can be turned into
+        // a way to test guesses of unit ids against stored hashes, and the other way round.
+        let unit_secret = store::settings::get_or_init(&pool, "unit_hash_secret", || {
             let bytes: [u8; 32] = rand::rng().random();
             bytes.iter().map(|b| format!("{b:02x}")).collect()
         })
@@ -146,6 +164,9 @@ impl Engine {
             origins: browser_clicks::OriginRegistry::default(),
             duel_count_flush: tokio::sync::RwLock::new(()),
             clock,
+            unit_key: unit_duels::UnitKey::new(unit_secret.as_bytes()),
+            window_states: unit_duels::WindowStates::default(),
+            segment_labels: segments::SegmentLabels::default(),
         });
         // A fresh replica knows every listed origin before it serves a preflight; if the
         // database does not answer now, the refresh loop reads them once it does.

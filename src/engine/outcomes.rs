@@ -348,6 +348,8 @@ pub(super) fn pending(
             winner,
             issued_at: issued_at(claims),
             set: None,
+            unit: claims.unit,
+            segment: claims.segment,
         },
         winner_name,
     )
@@ -371,6 +373,8 @@ pub(super) fn pending_set(
             winner: None,
             issued_at: issued_at(claims),
             set: Some(set),
+            unit: claims.unit,
+            segment: claims.segment,
         },
         Answer::Pairs(named),
     )

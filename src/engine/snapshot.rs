@@ -6,13 +6,15 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::bandit::{AnyPolicy, Arm, BanditState, PolicySpec, TieRule, WinMatrix};
-use crate::bandit::{ChampionReport, Decision, DecisionSettings};
+use crate::bandit::{ChampionReport, Decision, DecisionSettings, View, champion_report, decide};
 use crate::store::state::StoredExperiment;
 
 use super::EngineError;
 use super::derived::{Derived, Estimates};
 use super::interleaving_config::InterleavingConfig;
+use super::segments::SegmentCounts;
 use super::stop_rule::StopRule;
+use super::unit_settings::{Aggregation, UnitSettings};
 
 /// The lifecycle of an experiment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -102,6 +104,15 @@ pub struct Snapshot {
     pub announced_winners: Option<Vec<Arm>>,
     /// What the experiment measures duels by, and which metric the policy learns from.
     pub metrics: Arc<super::metric_settings::Metrics>,
+    /// How duel requests naming a unit are treated ([`super::unit_settings`]).
+    pub units: UnitSettings,
+    /// The most distinct segment labels accepted ([`super::segment_settings`]).
+    pub max_segments: i32,
+    /// Each segment's label and counts at this version ([`super::segments`]).
+    pub segments: Arc<SegmentCounts>,
+    /// The unit-level win matrix of an experiment that aggregates evidence by unit
+    /// ([`super::unit_aggregation`]): what its champion and decision read. `None` otherwise.
+    pub unit_wins: Option<Arc<WinMatrix>>,
     /// Shared between versions: the writer clones a snapshot for every group of outcomes, and
     /// the names only change when a ranker is added (which reloads the snapshot).
     pub names: Arc<[String]>,
@@ -183,6 +194,8 @@ impl Snapshot {
             e.primary_metric.as_deref(),
         )
         .map_err(|err| bad(format!("metrics: {err}")))?;
+        let units = UnitSettings::from_stored(e.units.as_ref())
+            .map_err(|err| bad(format!("unit settings: {err}")))?;
         // Caches are not persisted: rebuild them once here rather than on every selection.
         state.warm();
         let names: Vec<String> = s.rankers.iter().map(|r| r.name.clone()).collect();
@@ -208,6 +221,16 @@ impl Snapshot {
             final_decision,
             announced_winners,
             metrics: Arc::new(metrics_list.clone()),
+            units,
+            max_segments: e.max_segments,
+            segments: Arc::new(SegmentCounts::from_rows(&s.segments)),
+            unit_wins: (units.aggregation == Aggregation::Unit).then(|| {
+                let mut m = WinMatrix::new(k);
+                for &(w, l, n) in &s.unit_wins {
+                    m.add_wins(w as Arm, l as Arm, n as u32);
+                }
+                Arc::new(m)
+            }),
             names: names.into(),
             by_name: Arc::new(by_name),
             state,
@@ -226,18 +249,37 @@ impl Snapshot {
         })
     }
 
-    /// The champion report of this version (computed once).
+    /// The champion report of this version (computed once). An experiment that aggregates by
+    /// unit reports from its unit-level evidence, where no policy's belief applies.
     pub fn champion(&self) -> &ChampionReport {
-        self.derived.champion(&self.state)
+        match &self.unit_wins {
+            Some(wins) => self.derived.champion_with(|| {
+                let view = View::new(wins, &self.state.active, self.state.ties);
+                champion_report(&view, None, None, self.decision_settings.delta)
+            }),
+            None => self.derived.champion(&self.state),
+        }
     }
 
     /// The decision of this version (computed once): decided or not, and what is missing. For a
-    /// concluded experiment, the decision it concluded with.
+    /// concluded experiment, the decision it concluded with; an experiment that aggregates by unit
+    /// decides from its unit-level evidence.
     pub fn decision(&self) -> &Decision {
-        match &self.final_decision {
-            Some(d) => d,
+        if let Some(d) = &self.final_decision {
+            return d;
+        }
+        match &self.unit_wins {
+            Some(wins) => self.derived.decision_with(|| {
+                let view = View::new(wins, &self.state.active, self.state.ties);
+                decide(&view, &self.decision_settings)
+            }),
             None => self.derived.decision(&self.state),
         }
+    }
+
+    /// Forgets what was derived from this snapshot's evidence, after the evidence changed.
+    pub fn forget_derived(&mut self) {
+        self.derived = Derived::default();
     }
 
     /// A rendering of this version that a reader builds once and reuses (see

@@ -6,7 +6,9 @@
 //!
 //! Two layouts: a two-ranker duel keeps the fixed layout it always had (format 1), so tokens
 //! issued before multi-ranker experiments existed still verify; a query of a multi-ranker
-//! experiment (format 3) ends with the number of rankers and their indices.
+//! experiment (format 3) ends with the number of rankers and their indices. A duel issued for a
+//! unit or a segment (format 5) wraps either layout and adds the unit's keyed hash and the
+//! segment's index after it, so the tokens without them keep their exact bytes.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -25,6 +27,14 @@ const INTERLEAVING_FORMAT: u8 = 2;
 const MULTI_FORMAT: u8 = 3;
 /// First byte of an interleaving token of a multi-ranker duel (its payload has no fixed length).
 const MULTI_INTERLEAVING_FORMAT: u8 = 4;
+/// First byte of a duel payload that carries a unit hash or a segment: then the inner payload
+/// (format 1 or 3), a flags byte, the unit hash (flag 1) and the segment index (flag 2).
+const CONTEXT_FORMAT: u8 = 5;
+const HAS_UNIT: u8 = 1;
+const HAS_SEGMENT: u8 = 2;
+/// Bytes of a unit's keyed hash kept in tokens and outcome rows (128 bits: no collisions among
+/// any realistic number of units).
+pub const UNIT_HASH_LEN: usize = 16;
 /// Bytes of the MAC kept in the token: 128 bits is ample against forgery.
 const MAC_LEN: usize = 16;
 const NONCE_LEN: usize = 16;
@@ -52,6 +62,10 @@ pub struct DuelClaims {
     pub expires_at_ms: i64,
     pub state_version: i64,
     pub nonce: [u8; NONCE_LEN],
+    /// The keyed hash of the unit the duel was issued for, if the request named one.
+    pub unit: Option<[u8; UNIT_HASH_LEN]>,
+    /// The index of the segment the request named, if any.
+    pub segment: Option<u16>,
 }
 
 impl DuelClaims {
@@ -85,6 +99,29 @@ impl DuelClaims {
     }
 
     fn encode(&self) -> Vec<u8> {
+        if self.unit.is_none() && self.segment.is_none() {
+            return self.encode_plain();
+        }
+        let mut out = vec![CONTEXT_FORMAT];
+        out.extend_from_slice(&self.encode_plain());
+        let flags = if self.unit.is_some() { HAS_UNIT } else { 0 }
+            | if self.segment.is_some() {
+                HAS_SEGMENT
+            } else {
+                0
+            };
+        out.push(flags);
+        if let Some(unit) = &self.unit {
+            out.extend_from_slice(unit);
+        }
+        if let Some(segment) = self.segment {
+            out.extend_from_slice(&segment.to_be_bytes());
+        }
+        out
+    }
+
+    /// The payload without unit or segment (formats 1 and 3).
+    fn encode_plain(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(PAYLOAD_LEN);
         match &self.rankers {
             DuelRankers::Pair { first, second } => {
@@ -118,6 +155,28 @@ impl DuelClaims {
 
     /// Decodes a payload at the start of `bytes`; returns the claims and the payload's length.
     fn decode_prefix(bytes: &[u8]) -> Option<(Self, usize)> {
+        if *bytes.first()? != CONTEXT_FORMAT {
+            return Self::decode_plain_prefix(bytes);
+        }
+        let (mut claims, inner) = Self::decode_plain_prefix(&bytes[1..])?;
+        let mut at = 1 + inner;
+        let flags = *bytes.get(at)?;
+        at += 1;
+        if flags == 0 || flags & !(HAS_UNIT | HAS_SEGMENT) != 0 {
+            return None;
+        }
+        if flags & HAS_UNIT != 0 {
+            claims.unit = Some(bytes.get(at..at + UNIT_HASH_LEN)?.try_into().ok()?);
+            at += UNIT_HASH_LEN;
+        }
+        if flags & HAS_SEGMENT != 0 {
+            claims.segment = Some(u16::from_be_bytes(bytes.get(at..at + 2)?.try_into().ok()?));
+            at += 2;
+        }
+        Some((claims, at))
+    }
+
+    fn decode_plain_prefix(bytes: &[u8]) -> Option<(Self, usize)> {
         let i64_at = |at: usize| i64::from_be_bytes(bytes[at..at + 8].try_into().unwrap());
         let u32_at = |at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
         let nonce_at =
@@ -134,6 +193,8 @@ impl DuelClaims {
                     expires_at_ms: i64_at(25),
                     state_version: i64_at(33),
                     nonce: nonce_at(41),
+                    unit: None,
+                    segment: None,
                 },
                 PAYLOAD_LEN,
             )),
@@ -156,6 +217,8 @@ impl DuelClaims {
                         expires_at_ms: i64_at(17),
                         state_version: i64_at(25),
                         nonce: nonce_at(33),
+                        unit: None,
+                        segment: None,
                     },
                     len,
                 ))
@@ -276,7 +339,43 @@ mod tests {
             expires_at_ms: 1_700_000_600_000,
             state_version: 9,
             nonce: [5; NONCE_LEN],
+            unit: None,
+            segment: None,
         }
+    }
+
+    #[test]
+    fn unit_and_segment_tokens_round_trip_and_resist_tampering() {
+        let s = TokenSigner::new(b"secret");
+        let variants = [
+            (Some([7u8; UNIT_HASH_LEN]), None),
+            (None, Some(3u16)),
+            (Some([9u8; UNIT_HASH_LEN]), Some(0u16)),
+        ];
+        for (unit, segment) in variants {
+            for base in [claims(), set_claims(vec![2, 0, 5])] {
+                let c = DuelClaims {
+                    unit,
+                    segment,
+                    ..base
+                };
+                let token = s.sign(&c);
+                assert_eq!(s.verify(&token), Some(c.clone()));
+                let mut bytes = URL_SAFE_NO_PAD.decode(&token).unwrap();
+                for i in 0..bytes.len() {
+                    bytes[i] ^= 1;
+                    assert_eq!(s.verify(&URL_SAFE_NO_PAD.encode(&bytes)), None, "flip {i}");
+                    bytes[i] ^= 1;
+                }
+                let mut il = interleaving_claims();
+                il.duel = c;
+                let token = s.sign_interleaving(&il);
+                assert_eq!(s.verify_interleaving(&token), Some(il));
+                assert_eq!(s.verify(&token), None);
+            }
+        }
+        // A plain duel keeps its bytes.
+        assert_eq!(claims().encode()[0], FORMAT);
     }
 
     #[test]

@@ -48,6 +48,9 @@ pub struct PendingOutcome {
     pub issued_at: chrono::DateTime<chrono::Utc>,
     /// A multi-ranker query's pair results; `None` for a two-ranker duel.
     pub set: Option<SetResult>,
+    /// The unit's keyed hash and the segment index the duel token carried.
+    pub unit: Option<[u8; crate::engine::token::UNIT_HASH_LEN]>,
+    pub segment: Option<u16>,
 }
 
 impl PendingOutcome {
@@ -203,6 +206,8 @@ async fn write_group(
                     let rankers = s.rankers.iter().map(|&r| r as i32).collect();
                     (rankers, s.results.clone())
                 }),
+                unit: it.unit.map(|u| u.to_vec()),
+                segment: it.segment.map(|s| s as i16),
             }
         })
         .collect();

@@ -1,10 +1,13 @@
-//! `POST /v1/experiments/{id}/duels`: the next pair to compare, from memory.
+//! `POST /v1/experiments/{id}/duels`: the next pair to compare, from memory. The body is
+//! optional: `{"unit", "query", "segment"}` (see docs/units-and-segments.md).
 
 use serde::Serialize;
 
+use crate::engine::duels::DuelRequest;
+
 use super::auth::IngestAccess;
 use super::error::ApiError;
-use super::json::Path;
+use super::json::{OptionalJson, Path};
 
 /// The answer, serialised straight from the duel (on the hot path of every query, so no JSON
 /// tree is built in between).
@@ -21,8 +24,9 @@ struct DuelAnswer {
 pub async fn create(
     IngestAccess(engine): IngestAccess,
     Path(id): Path<i64>,
+    OptionalJson(request): OptionalJson<DuelRequest>,
 ) -> Result<impl axum::response::IntoResponse, ApiError> {
-    let duel = engine.issue_duel(id).await?;
+    let duel = engine.issue_duel(id, &request).await?;
     let expires_at = duel
         .expires_at_ms
         .and_then(chrono::DateTime::from_timestamp_millis);

@@ -19,6 +19,7 @@ pub async fn create(
         "experiment_id": issued.experiment_id,
         "method": issued.method,
         "documents": issued.documents,
+        "offset": issued.offset,
         "expires_at": chrono::DateTime::from_timestamp_millis(issued.expires_at_ms),
     })))
 }

@@ -34,6 +34,31 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Json<T> {
     }
 }
 
+/// A JSON body that may be left out: no body at all (or an empty one, with any content type)
+/// reads as `T::default()`; otherwise as [`Json`].
+pub struct OptionalJson<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Default> FromRequest<S> for OptionalJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let empty = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim() == "0")
+            || (req.headers().get(header::CONTENT_LENGTH).is_none()
+                && req.headers().get(header::TRANSFER_ENCODING).is_none());
+        if empty {
+            return Ok(OptionalJson(T::default()));
+        }
+        if !is_json_content_type(req.headers()) {
+            return Err(unsupported_media_type());
+        }
+        read_json(req, state).await.map(OptionalJson)
+    }
+}
+
 /// A JSON body sent as JSON or as `text/plain`, which is what `navigator.sendBeacon` sends for a
 /// string (`text/plain;charset=UTF-8`): a browser can post it cross-origin without a preflight.
 /// Otherwise as [`Json`].

@@ -21,8 +21,10 @@ pub mod metrics_view;
 pub mod outcomes;
 pub mod request_id;
 pub mod route_label;
+pub mod segments_view;
 pub mod server;
 pub mod ui;
+pub mod units_view;
 pub mod views;
 
 use axum::Router;

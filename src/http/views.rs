@@ -141,6 +141,8 @@ pub fn detail(s: &Snapshot, duels_issued: i64) -> Value {
         "metrics": metrics,
         "primary_metric": primary_metric,
         "metrics_agree": metrics_agree,
+        "units": super::units_view::units(s),
+        "segments": super::segments_view::segments(s),
     })
 }
 

@@ -83,6 +83,10 @@ pub struct MethodInfo {
     pub multileave: bool,
     /// The most rankers one shown list may compare: 2 for the pairwise methods.
     pub max_rankers: usize,
+    /// Whether a longer list built with the same generator starts with the shorter one, so
+    /// that a later page continues the list shown before it. Optimized interleaving is not:
+    /// it draws a whole list from a distribution solved for its length.
+    pub pages: bool,
     default: fn() -> Method,
 }
 
@@ -100,6 +104,7 @@ pub const METHODS: [MethodInfo; 8] = [
         options: &TEAM_DRAFT_OPTIONS,
         multileave: false,
         max_rankers: 2,
+        pages: true,
         default: || Method::TeamDraft(TeamDraftOptions::default()),
     },
     MethodInfo {
@@ -107,6 +112,7 @@ pub const METHODS: [MethodInfo; 8] = [
         options: &[],
         multileave: false,
         max_rankers: 2,
+        pages: true,
         default: || Method::Balanced,
     },
     MethodInfo {
@@ -114,6 +120,7 @@ pub const METHODS: [MethodInfo; 8] = [
         options: &[TAU],
         multileave: false,
         max_rankers: 2,
+        pages: true,
         default: || Method::Probabilistic { tau: DEFAULT_TAU },
     },
     MethodInfo {
@@ -121,6 +128,7 @@ pub const METHODS: [MethodInfo; 8] = [
         options: &[],
         multileave: false,
         max_rankers: 2,
+        pages: false,
         default: || Method::Optimized,
     },
     MethodInfo {
@@ -128,6 +136,7 @@ pub const METHODS: [MethodInfo; 8] = [
         options: &[],
         multileave: true,
         max_rankers: usize::MAX,
+        pages: true,
         default: || Method::TeamDraftMultileave,
     },
     MethodInfo {
@@ -135,6 +144,7 @@ pub const METHODS: [MethodInfo; 8] = [
         options: &[TAU],
         multileave: true,
         max_rankers: MAX_PROBABILISTIC_MULTILEAVE_RANKERS,
+        pages: true,
         default: || Method::ProbabilisticMultileave { tau: DEFAULT_TAU },
     },
     MethodInfo {
@@ -142,6 +152,7 @@ pub const METHODS: [MethodInfo; 8] = [
         options: &[TAU],
         multileave: true,
         max_rankers: usize::MAX,
+        pages: true,
         default: || Method::SampleOnlyScored { tau: DEFAULT_TAU },
     },
     MethodInfo {
@@ -149,9 +160,41 @@ pub const METHODS: [MethodInfo; 8] = [
         options: &[],
         multileave: true,
         max_rankers: usize::MAX,
+        pages: true,
         default: || Method::PairwisePreference,
     },
 ];
+
+#[cfg(test)]
+mod paging_tests {
+    use super::*;
+    use crate::interleave::interleave;
+    use rand::{Rng, SeedableRng};
+
+    /// `pages` must be true exactly for the methods whose shorter list is a prefix of the longer
+    /// one built from the same generator (what a later page relies on).
+    #[test]
+    fn pages_flag_matches_prefix_stability() {
+        for info in METHODS.iter() {
+            let method = info.default_method();
+            let mut stable = true;
+            for seed in 0..200u64 {
+                let mut r = crate::bandit::BanditRng::seed_from_u64(seed ^ 0x5eed);
+                let n = if info.multileave { 4 } else { 2 };
+                let lists: Vec<Vec<u32>> = (0..n)
+                    .map(|_| (0..30).map(|_| r.random_range(0..40)).collect())
+                    .collect();
+                let refs: Vec<&[u32]> = lists.iter().map(|l| &l[..]).collect();
+                let rng = || crate::bandit::BanditRng::seed_from_u64(seed);
+                let short = interleave(&method, &refs, 5, &mut rng()).unwrap();
+                let long = interleave(&method, &refs, 10, &mut rng()).unwrap();
+                let n = short.shown().len();
+                stable &= long.shown().len() >= n && short.shown() == &long.shown()[..n];
+            }
+            assert_eq!(stable, info.pages, "{}", info.name);
+        }
+    }
+}
 
 /// The registry entry of `name`, if there is one.
 pub fn method_info(name: &str) -> Option<&'static MethodInfo> {

@@ -27,6 +27,10 @@ pub struct PendingRow {
     pub set: Option<(Vec<i32>, Vec<i16>)>,
     /// When the duel was issued: where its conversion metrics' windows start.
     pub issued_at: chrono::DateTime<chrono::Utc>,
+    /// The unit's keyed hash, if the duel was issued for a unit.
+    pub unit: Option<Vec<u8>>,
+    /// The segment's index, if the duel request named one.
+    pub segment: Option<i16>,
 }
 
 /// The experiment's final rows after `after`, in apply order, at most `limit`.
@@ -37,7 +41,8 @@ pub async fn pending(
     limit: i64,
 ) -> Result<Vec<PendingRow>, StoreError> {
     let sql = format!(
-        "SELECT xid, duel_id, first_idx, second_idx, winner_idx, rankers, results, issued_at
+        "SELECT xid, duel_id, first_idx, second_idx, winner_idx, rankers, results, issued_at,
+                unit_hash, segment
          FROM outcomes
          WHERE experiment_id = $1 AND (xid, duel_id) > ($2, $3) AND xid < {HORIZON}
          ORDER BY xid, duel_id LIMIT $4"
@@ -60,6 +65,8 @@ pub async fn pending(
                 winner: r.try_get("winner_idx")?,
                 set: rankers.zip(results),
                 issued_at: r.try_get("issued_at")?,
+                unit: r.try_get("unit_hash")?,
+                segment: r.try_get("segment")?,
             })
         })
         .collect()

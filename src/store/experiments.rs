@@ -35,6 +35,10 @@ pub struct ExperimentRow {
     /// The metrics and the primary one; `None` for the default (`click` only).
     pub metrics: Option<Value>,
     pub primary_metric: Option<String>,
+    /// The unit settings; `None` for the defaults.
+    pub units: Option<Value>,
+    /// The most distinct segment labels accepted.
+    pub max_segments: i32,
 }
 
 /// A ranker of an experiment.
@@ -63,6 +67,8 @@ pub struct NewExperiment<'a> {
     pub webhook: Option<(&'a str, &'a str)>,
     pub metrics: Option<Value>,
     pub primary_metric: Option<String>,
+    pub units: Option<Value>,
+    pub max_segments: i32,
 }
 
 pub async fn insert(pool: &PgPool, new: NewExperiment<'_>) -> Result<i64, StoreError> {
@@ -71,8 +77,8 @@ pub async fn insert(pool: &PgPool, new: NewExperiment<'_>) -> Result<i64, StoreE
         "INSERT INTO experiments
              (name, status, policy, tie_rule, interleaving, attribution_window_secs, seed,
               rankers_per_query, browser_click_origins, decision, stop_rule, webhook_url,
-              webhook_secret, metrics, primary_metric)
-         VALUES ($1, 'running', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+              webhook_secret, metrics, primary_metric, units, max_segments)
+         VALUES ($1, 'running', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
          RETURNING id",
     )
     .bind(new.name)
@@ -89,6 +95,8 @@ pub async fn insert(pool: &PgPool, new: NewExperiment<'_>) -> Result<i64, StoreE
     .bind(new.webhook.map(|w| w.1))
     .bind(&new.metrics)
     .bind(&new.primary_metric)
+    .bind(&new.units)
+    .bind(new.max_segments)
     .fetch_one(&mut *tx)
     .await?;
     let idx: Vec<i32> = (0..new.rankers.len() as i32).collect();
@@ -132,12 +140,14 @@ fn experiment_from_row(row: &sqlx::postgres::PgRow) -> Result<ExperimentRow, sql
         announced_winners: row.try_get("announced_winners")?,
         metrics: row.try_get("metrics")?,
         primary_metric: row.try_get("primary_metric")?,
+        units: row.try_get("units")?,
+        max_segments: row.try_get("max_segments")?,
     })
 }
 
 const EXPERIMENT_COLUMNS: &str = "id, name, status, policy, tie_rule, interleaving, rankers_per_query, attribution_window_secs, \
      seed, created_at, browser_click_origins, decision, stop_rule, webhook_url, final_decision, \
-     announced_winners, metrics, primary_metric";
+     announced_winners, metrics, primary_metric, units, max_segments";
 
 /// A live (not deleted) experiment.
 pub async fn get<'e, E: sqlx::PgExecutor<'e>>(

@@ -10,9 +10,12 @@ pub mod notices;
 pub mod metric_counts;
 pub mod outcomes;
 pub mod retention;
+pub mod segments;
 pub mod settings;
 pub mod state;
 pub mod stats;
+pub mod unit_votes;
+pub mod unit_windows;
 pub mod webhooks;
 
 use sqlx::PgPool;

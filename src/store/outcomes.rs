@@ -20,6 +20,10 @@ pub struct OutcomeRow {
     pub issued_at: chrono::DateTime<chrono::Utc>,
     /// A multi-ranker query's rankers and pair results (see the `outcomes` table).
     pub set: Option<(Vec<i32>, Vec<i16>)>,
+    /// The unit's keyed hash, if the duel was issued for a unit.
+    pub unit: Option<Vec<u8>>,
+    /// The segment's index, if the duel request named one.
+    pub segment: Option<i16>,
 }
 
 /// What is on record for a duel: its winner (`None` = tie) and, for a multi-ranker query, its
@@ -51,7 +55,9 @@ pub async fn acknowledge(
     let seconds: Vec<i32> = rows.iter().map(|r| r.second).collect();
     let winners: Vec<Option<i32>> = rows.iter().map(|r| r.winner).collect();
     let issued: Vec<chrono::DateTime<chrono::Utc>> = rows.iter().map(|r| r.issued_at).collect();
-    let pairwise = rows.iter().all(|r| r.set.is_none());
+    let pairwise = rows
+        .iter()
+        .all(|r| r.set.is_none() && r.unit.is_none() && r.segment.is_none());
     // The pairwise form fills no array columns; arrays of arrays must be rectangular in
     // Postgres, so a query's per-row arrays travel as JSON text and are turned back into int[]
     // and smallint[] by the statement.
@@ -77,7 +83,9 @@ pub async fn acknowledge(
                     .map(|(rankers, results)| serde_json::json!([rankers, results]).to_string())
             })
             .collect();
-        query = query.bind(sets);
+        let units: Vec<Option<Vec<u8>>> = rows.iter().map(|r| r.unit.clone()).collect();
+        let segments: Vec<Option<i16>> = rows.iter().map(|r| r.segment).collect();
+        query = query.bind(sets).bind(units).bind(segments);
     }
     let mut out = Acknowledged::default();
     for row in query.fetch_all(pool).await? {
@@ -106,21 +114,25 @@ const ACKNOWLEDGE_PAIRS: &str = "
     SELECT duel_id, xid, NULL::bigint AS live FROM inserted
     UNION ALL SELECT NULL, NULL, id FROM live";
 
-/// [`acknowledge`] with multi-ranker queries: as [`ACKNOWLEDGE_PAIRS`], and $8 each row's
-/// rankers and results as JSON (NULL for a two-ranker duel).
+/// [`acknowledge`] with multi-ranker queries, units or segments: as [`ACKNOWLEDGE_PAIRS`], and $8
+/// each row's rankers and results as JSON (NULL for a two-ranker duel), $9 its unit's keyed hash
+/// and $10 its segment's index.
 const ACKNOWLEDGE_SETS: &str = "
     WITH live AS (
         SELECT id FROM experiments WHERE id = ANY($1::bigint[]) AND deleted_at IS NULL
     ), inserted AS (
         INSERT INTO outcomes
-            (duel_id, experiment_id, first_idx, second_idx, winner_idx, issued_at, rankers, results)
+            (duel_id, experiment_id, first_idx, second_idx, winner_idx, issued_at, rankers, results,
+             unit_hash, segment)
         SELECT d, e, f, s, w, i,
                CASE WHEN j IS NULL THEN NULL ELSE
                    ARRAY(SELECT jsonb_array_elements_text(j::jsonb -> 0)::int) END,
                CASE WHEN j IS NULL THEN NULL ELSE
-                   ARRAY(SELECT jsonb_array_elements_text(j::jsonb -> 1)::smallint) END
+                   ARRAY(SELECT jsonb_array_elements_text(j::jsonb -> 1)::smallint) END,
+               u, g
         FROM UNNEST($2::uuid[], $3::bigint[], $4::int[], $5::int[], $6::int[],
-                    $7::timestamptz[], $8::text[]) AS t(d, e, f, s, w, i, j)
+                    $7::timestamptz[], $8::text[], $9::bytea[], $10::smallint[])
+             AS t(d, e, f, s, w, i, j, u, g)
         WHERE e IN (SELECT id FROM live)
         ON CONFLICT (duel_id) DO NOTHING RETURNING duel_id, xid
     )

@@ -27,6 +27,10 @@ pub struct StoredExperiment {
     pub conversions_through: super::conversions::ConversionCursor,
     /// Every non-primary metric's counts, by metric.
     pub metric_counts: std::collections::BTreeMap<String, super::metric_counts::MetricCounts>,
+    /// The segment labels (index, label) and each segment's win and tie cells.
+    pub segments: super::segments::SegmentRows,
+    /// The unit-level win cells `(winner, loser, wins)` (see `unit_votes`).
+    pub unit_wins: Vec<(i32, i32, i64)>,
 }
 
 /// Loads a live experiment, or `None` if it does not exist or was deleted. Run it inside a
@@ -74,6 +78,8 @@ pub async fn load(
             row.try_get("conversions_seq")?,
         ),
         metric_counts,
+        segments: super::segments::load(&mut *conn, id).await?,
+        unit_wins: super::unit_votes::wins(&mut *conn, id).await?,
     }))
 }
 

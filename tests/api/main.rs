@@ -21,3 +21,4 @@ mod monitoring;
 mod multi_ranker;
 mod openapi;
 mod protocol_errors;
+mod units_and_segments;

@@ -52,6 +52,21 @@ export interface DuelOptions {
    * call never rejects: it resolves to a duel with `inExperiment: false` and `fallbackReason`.
    */
   fallback?: string | readonly string[];
+  /**
+   * An opaque user or session id: the same unit and query get the same duel (and the same
+   * interleaved list) within the experiment's window. Only a keyed hash of it is kept.
+   */
+  unit?: string;
+  /** The query's key (needs `unit`). */
+  query?: string;
+  /** A segment label (a locale, a device, a kind of query) for the per-segment report. */
+  segment?: string;
+}
+
+/** A later page of the same interleaving: its number (from 1) or its first position. */
+export interface PageOptions {
+  page?: number;
+  offset?: number;
 }
 
 /** A freshly read resource and its ETag, for the next poll. */
@@ -78,7 +93,9 @@ export class JoustClient {
 
   /** The next duel of the experiment; see DuelOptions for the deadline and the fallback. */
   async duel(experimentId: number, options: DuelOptions = {}): Promise<Duel> {
-    const { deadlineMs, fallback } = options;
+    const { deadlineMs, fallback, unit, query, segment } = options;
+    const request = { unit, query, segment };
+    const body = Object.values(request).some((v) => v !== undefined) ? request : undefined;
     const path = `/v1/experiments/${experimentId}/duels`;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let signal: AbortSignal | undefined;
@@ -90,7 +107,7 @@ export class JoustClient {
       }, deadlineMs);
     }
     try {
-      const answer = await this.transport.request("POST", path, { signal });
+      const answer = await this.transport.request("POST", path, { signal, body });
       return duelFromBody(answer.body as DuelBody);
     } catch (error) {
       if (fallback === undefined) throw error;
@@ -107,11 +124,13 @@ export class JoustClient {
   async interleave(
     duel: Duel,
     lists: Readonly<Record<string, readonly string[]>>,
+    pages: PageOptions = {},
   ): Promise<Interleaving> {
     const token = duel.token;
     if (token === null) return localInterleaving(duel, lists);
+    const body = { duel_token: token, lists, page: pages.page, offset: pages.offset };
     const answer = await withRetry(this.retry, () =>
-      this.transport.request("POST", "/v1/interleavings", { body: { duel_token: token, lists } }),
+      this.transport.request("POST", "/v1/interleavings", { body }),
     );
     return interleavingFromBody(answer.body as InterleavingBody);
   }

@@ -58,6 +58,13 @@ export const SERVER_ERROR_CODES = [
   "conversion_window_closed",
   "conversion_conflict",
   "invalid_clock",
+  // Units and segments.
+  "invalid_units",
+  "invalid_unit",
+  "invalid_segments",
+  "invalid_segment",
+  "segment_limit_reached",
+  "paging_unsupported",
 ] as const;
 
 export type ServerErrorCode = (typeof SERVER_ERROR_CODES)[number];

@@ -2,7 +2,7 @@
 // "joust-client/browser" (browser.ts), which has no Node dependencies.
 
 export { JoustClient } from "./client.js";
-export type { DuelOptions, JoustClientOptions, Polled } from "./client.js";
+export type { DuelOptions, JoustClientOptions, PageOptions, Polled } from "./client.js";
 export type { Duel, FallbackReason } from "./duel.js";
 export type { Interleaving } from "./interleaving.js";
 export { OutcomeBuffer, MAX_BATCH } from "./outcome-buffer.js";

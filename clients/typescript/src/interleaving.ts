@@ -17,6 +17,8 @@ export interface Interleaving {
   readonly method: string | null;
   readonly inExperiment: boolean;
   readonly expiresAt: string | null;
+  /** The position of the first document in the whole interleaving (0 for the first page). */
+  readonly offset: number;
 }
 
 export function interleavingFromBody(body: InterleavingBody): Interleaving {
@@ -29,6 +31,7 @@ export function interleavingFromBody(body: InterleavingBody): Interleaving {
     method: body.method,
     inExperiment: true,
     expiresAt: body.expires_at,
+    offset: body.offset,
   };
 }
 
@@ -49,5 +52,6 @@ export function localInterleaving(
     method: null,
     inExperiment: false,
     expiresAt: null,
+    offset: 0,
   };
 }

@@ -286,6 +286,8 @@ export interface InterleavingBody {
   experiment_id: number;
   method: string;
   documents: ShownDocument[];
+  /** The position of the first document in the whole interleaving (0 for the first page). */
+  offset: number;
   expires_at: string;
 }
 

@@ -42,6 +42,7 @@ describe("outcome buffer memory bound", () => {
       method: "team_draft",
       inExperiment: true,
       expiresAt: null,
+      offset: 0,
     };
     accepted.push(buffer.addClicks(shown, { clickPositions: [0] }));
     assert.ok(performance.now() - start < 100, "adding blocked");

@@ -90,8 +90,31 @@ def conversion_body(
     return body
 
 
-def interleave_body(duel: Duel, lists: Mapping[str, Sequence[str]]) -> dict[str, Any]:
-    return {"duel_token": duel.token, "lists": {name: list(ids) for name, ids in lists.items()}}
+def interleave_body(
+    duel: Duel,
+    lists: Mapping[str, Sequence[str]],
+    page: int | None = None,
+    offset: int | None = None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "duel_token": duel.token,
+        "lists": {name: list(ids) for name, ids in lists.items()},
+    }
+    if page is not None:
+        body["page"] = page
+    if offset is not None:
+        body["offset"] = offset
+    return body
+
+
+def duel_body(unit: str | None, query: str | None, segment: str | None) -> dict[str, Any] | None:
+    """The duel request's optional body: who asks, for what query, in which segment."""
+    body = {
+        key: value
+        for key, value in (("unit", unit), ("query", query), ("segment", segment))
+        if value is not None
+    }
+    return body or None
 
 
 def local_interleaving(

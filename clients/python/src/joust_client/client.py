@@ -14,6 +14,7 @@ from ._bodies import (
     Ordering,
     clicks_body,
     conversion_body,
+    duel_body,
     fallback_rankers,
     interleave_body,
     local_interleaving,
@@ -77,8 +78,15 @@ class Client:
         *,
         deadline: float | None = None,
         fallback: str | Sequence[str] | None = None,
+        unit: str | None = None,
+        query: str | None = None,
+        segment: str | None = None,
     ) -> Duel:
         """The rankers to show for one query, within `deadline` seconds.
+
+        With a `unit` (a user or session id; only a keyed hash of it is kept) and a `query`,
+        the same unit and query get the same duel and list within the experiment's window;
+        `segment` labels the query for the per-segment report.
 
         With a `fallback` (a ranker name, or several) this never raises: whatever goes wrong
         (no answer in time, no connection, a 5xx, even a 4xx such as an unknown experiment),
@@ -89,6 +97,7 @@ class Client:
         try:
             response = self._http.post(
                 f"/v1/experiments/{experiment_id}/duels",
+                json=duel_body(unit, query, segment),
                 extensions={"timeout": DeadlineTimeouts(due)},
             )
             if response.status_code != 200:
@@ -110,8 +119,13 @@ class Client:
         lists: Mapping[str, Sequence[str]],
         *,
         deadline: float | None = None,
+        page: int | None = None,
+        offset: int | None = None,
     ) -> Interleaving:
         """The list to show for a duel, from each of its rankers' results.
+
+        `page` (from 1) or `offset` asks for a later page of the same interleaving; post the
+        clicks of every page shown with the deepest page's token.
 
         A duel without a token (a fallback, or a concluded experiment) needs no request: the
         first ranker's own list is shown. With a `deadline` this never raises: if the service
@@ -119,7 +133,7 @@ class Client:
         """
         if duel.token is None:
             return local_interleaving(duel, lists, duel.fallback_reason, None)
-        body = interleave_body(duel, lists)
+        body = interleave_body(duel, lists, page, offset)
         if deadline is None:
             return Interleaving.from_json(self._post("/v1/interleavings", body, retry=True))
         due = time.monotonic() + deadline

@@ -91,6 +91,8 @@ class Interleaving:
     in_experiment: bool
     fallback_reason: str | None = None
     error: JoustError | None = field(default=None, repr=False, compare=False)
+    offset: int = 0
+    """The position of the first document in the whole interleaving (0 for the first page)."""
 
     @property
     def ids(self) -> list[str]:
@@ -107,6 +109,7 @@ class Interleaving:
             data["experiment_id"],
             data["expires_at"],
             True,
+            offset=data.get("offset", 0),
         )
 
     @classmethod
