@@ -71,50 +71,58 @@ pub async fn apply_outcomes(
     let to_open = metric_apply::to_open(&base, &rows);
     let (base, mut snap, counted, policy_state, point, segment_cells, unit_compared) =
         offload::cpu(size, move || {
-        let mut snap = (*base).clone();
-        // The decision after the outcomes, for the stop rule and the webhook events below:
-        // computed here, off the runtime, since it grows with the number of rankers, and only for
-        // an experiment that has either (readers compute a version's decision once, when they
-        // first ask, as they do its champion report).
-        let watched = decision_events::watches_decisions(&base);
-        let mut rng = update_rng(snap.seed, snap.version);
-        // The policy learns from the primary metric only: when that is a conversion metric,
-        // outcomes are the `click` metric's counts and leave the policy as it is.
-        let counted = if base.metrics.click_is_primary() {
-            apply(&mut snap.state, &rows, &mut rng)
-        } else {
-            count_only(&rows)
-        };
-        let segment_cells = super::segments::count(&rows);
-        let unit_compared = super::unit_aggregation::comparisons(&rows);
-        let policy_state = PersistedPolicy::to_json(&snap.state);
-        // What the state will be once written: the write below is fenced on `from_version`.
-        snap.version = from_version + 1;
-        if base.metrics.click_is_primary() {
-            snap.outcomes_applied += counted.applied;
-            snap.ties_applied += counted.ties;
-        } else {
-            let wins: Vec<_> = counted.wins.iter().map(|(&(a, b), &n)| (a, b, n)).collect();
-            let ties: Vec<_> = counted
-                .tie_cells
-                .iter()
-                .map(|(&(a, b), &n)| (a, b, n))
-                .collect();
-            let mut matrices = (*snap.metric_wins).clone();
-            if let Some(w) = matrices.get_mut(CLICK) {
-                metric_settings::add_cells(w, &wins, &ties);
+            let mut snap = (*base).clone();
+            // The decision after the outcomes, for the stop rule and the webhook events below:
+            // computed here, off the runtime, since it grows with the number of rankers, and only for
+            // an experiment that has either (readers compute a version's decision once, when they
+            // first ask, as they do its champion report).
+            let watched = decision_events::watches_decisions(&base);
+            let mut rng = update_rng(snap.seed, snap.version);
+            // The policy learns from the primary metric only: when that is a conversion metric,
+            // outcomes are the `click` metric's counts and leave the policy as it is.
+            let counted = if base.metrics.click_is_primary() {
+                apply(&mut snap.state, &rows, &mut rng)
+            } else {
+                count_only(&rows)
+            };
+            let segment_cells = super::segments::count(&rows);
+            let unit_compared = super::unit_aggregation::comparisons(&rows);
+            let policy_state = PersistedPolicy::to_json(&snap.state);
+            // What the state will be once written: the write below is fenced on `from_version`.
+            snap.version = from_version + 1;
+            if base.metrics.click_is_primary() {
+                snap.outcomes_applied += counted.applied;
+                snap.ties_applied += counted.ties;
+            } else {
+                let wins: Vec<_> = counted.wins.iter().map(|(&(a, b), &n)| (a, b, n)).collect();
+                let ties: Vec<_> = counted
+                    .tie_cells
+                    .iter()
+                    .map(|(&(a, b), &n)| (a, b, n))
+                    .collect();
+                let mut matrices = (*snap.metric_wins).clone();
+                if let Some(w) = matrices.get_mut(CLICK) {
+                    metric_settings::add_cells(w, &wins, &ties);
+                }
+                snap.metric_wins = Arc::new(matrices);
             }
-            snap.metric_wins = Arc::new(matrices);
-        }
-        snap.applied_through = through;
-        snap.updated_at = chrono::Utc::now();
-        let point = with_point.then(|| history::point_of(&snap));
-        if watched {
-            snap.decision();
-        }
-        (base, snap, counted, policy_state, point, segment_cells, unit_compared)
-    })
-    .await;
+            snap.applied_through = through;
+            snap.updated_at = chrono::Utc::now();
+            let point = with_point.then(|| history::point_of(&snap));
+            if watched {
+                snap.decision();
+            }
+            (
+                base,
+                snap,
+                counted,
+                policy_state,
+                point,
+                segment_cells,
+                unit_compared,
+            )
+        })
+        .await;
 
     let mut tx = pool.begin().await.map_err(store::StoreError::from)?;
     store_apply::commit_without_flush(&mut tx).await?;
