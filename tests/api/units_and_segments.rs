@@ -321,9 +321,13 @@ async fn one_heavy_unit_does_not_decide_an_experiment_that_aggregates_by_unit() 
             assert_eq!(status, StatusCode::OK, "{body}");
         }
         let view = app.experiment(id).await;
-        let applied = view["outcomes_applied"].as_i64().unwrap();
-        assert!(applied >= 100, "{view}");
         if aggregation == "unit" {
+            // Evidence enough that counting per query would decide: decisive outcomes (self-duels
+            // are ties) are about a third of the 300 while undecided, and 50 is over six binomial
+            // standard deviations below that, yet more than the ~32 one-sided comparisons a
+            // per-query decision needs.
+            let applied = view["outcomes_applied"].as_i64().unwrap();
+            assert!(applied >= 50, "{view}");
             // bert beat bm25 once as far as units go: one unit, one pair.
             assert_eq!(view["units"]["votes_counted"], 1, "{}", view["units"]);
         } else {
