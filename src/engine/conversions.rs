@@ -71,6 +71,20 @@ impl ConversionInput {
     }
 }
 
+/// Refuses a whole batch when an item breaks the request's schema (its event id) or carries an
+/// unusable value, as a batch of outcomes is refused: nothing of it is recorded.
+pub fn check_batch(inputs: &[ConversionInput]) -> Result<(), EngineError> {
+    for (i, input) in inputs.iter().enumerate() {
+        if let Err(EngineError::Invalid { code, message }) = input.check() {
+            return Err(EngineError::invalid(
+                code,
+                format!("conversions[{i}]: {message}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl Engine {
     /// Checks one conversion and turns it into a row to insert.
     async fn prepare_conversion(

@@ -38,6 +38,7 @@ pub async fn batch(
             ),
         ));
     }
+    crate::engine::conversions::check_batch(&batch.conversions)?;
     let results = engine.record_conversions(batch.conversions).await?;
     let (mut recorded, mut duplicates, mut rejected) = (0, 0, 0);
     let items: Vec<_> = results

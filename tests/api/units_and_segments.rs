@@ -186,6 +186,7 @@ async fn bad_unit_requests_and_paging_of_optimized_lists_are_refused() {
         (json!({"unit": "x".repeat(513)}), "invalid_unit"),
         (json!({"segment": ""}), "invalid_segment"),
         (json!({"unit": "u", "extra": 1}), "invalid_body"),
+        (json!([]), "invalid_body"),
     ] {
         let (status, err) = app.post(&path, body.clone()).await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body} {err}");
