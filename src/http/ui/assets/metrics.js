@@ -44,7 +44,13 @@ const Metrics = (() => {
     const rows = shown.map((r) => el("tr", null, el("th", null, r.n),
       ...shown.map((c) => el("td", { className: "num", dataset: { row: r.n, col: c.n } },
         r.i === c.i ? "–" : String(m.matrix.wins[r.i][c.i])))));
-    return el("table", { className: "grid metric-matrix" }, el("thead", null, head), el("tbody", null, ...rows));
+    const table = el("table", { className: "grid metric-matrix" }, el("thead", null, head), el("tbody", null, ...rows));
+    const all = m.matrix.rankers.length;
+    // A cut table says so: without it, six of 136 rankers read as the whole experiment.
+    return shown.length < all
+      ? el("div", null, table, el("p", { className: "muted" },
+        `The ${shown.length} champions and most-winning rankers of ${Joust.number(all)}; the preference matrix below has them all.`))
+      : table;
   }
 
   function render(box, d) {
