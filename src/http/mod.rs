@@ -3,6 +3,7 @@
 
 pub mod access_log;
 pub mod auth;
+pub mod batch_answer;
 pub mod clicks;
 pub mod clock;
 pub mod conversions;

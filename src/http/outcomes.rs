@@ -2,13 +2,12 @@
 
 use axum::response::IntoResponse;
 use serde::Deserialize;
-use serde_json::json;
 
-use crate::engine::ErrorCode;
 use crate::engine::outcomes::{MAX_BATCH, OutcomeInput};
 
 use super::auth::IngestAccess;
-use super::error::{ApiError, error_body};
+use super::batch_answer;
+use super::error::ApiError;
 use super::json::Json;
 
 pub async fn create(
@@ -28,43 +27,7 @@ pub async fn batch(
     IngestAccess(engine): IngestAccess,
     Json(batch): Json<Batch>,
 ) -> Result<impl IntoResponse, ApiError> {
-    if batch.outcomes.is_empty() || batch.outcomes.len() > MAX_BATCH {
-        return Err(ApiError::new(
-            ErrorCode::InvalidBatch,
-            format!(
-                "a batch holds 1 to {MAX_BATCH} outcomes, got {}",
-                batch.outcomes.len()
-            ),
-        ));
-    }
+    batch_answer::check_size(batch.outcomes.len(), MAX_BATCH, "outcomes")?;
     let results = engine.record_outcomes(batch.outcomes).await?;
-    let mut recorded = 0;
-    let mut duplicates = 0;
-    let mut rejected = 0;
-    let items: Vec<_> = results
-        .into_iter()
-        .map(|r| match r {
-            Ok(rec) => {
-                if rec.status == "recorded" {
-                    recorded += 1;
-                } else {
-                    duplicates += 1;
-                }
-                serde_json::to_value(rec).expect("record serialises")
-            }
-            Err(e) => {
-                rejected += 1;
-                let e = ApiError::from(e);
-                let mut body = error_body(e.code, &e.message);
-                body["status"] = json!(e.status.as_u16());
-                body
-            }
-        })
-        .collect();
-    Ok(axum::Json(json!({
-        "recorded": recorded,
-        "duplicates": duplicates,
-        "rejected": rejected,
-        "results": items,
-    })))
+    Ok(axum::Json(batch_answer::answer(results)))
 }
