@@ -262,8 +262,10 @@ pub async fn flushed_duels(app: &TestApp, id: i64) -> i64 {
 
 /// Waits until the server has flushed `n` duels of experiment `id` to the database.
 pub async fn wait_for_flushed_duels(app: &TestApp, id: i64, n: i64) {
+    // The flush runs every second; 30 s is room for a loaded 2-core machine, and passing
+    // returns as soon as the counts are there.
     let what = format!("{n} duels of experiment {id} flushed");
-    super::eventually::eventually(&what, Duration::from_secs(10), || async {
+    super::eventually::eventually(&what, Duration::from_secs(30), || async {
         flushed_duels(app, id).await == n
     })
     .await;
