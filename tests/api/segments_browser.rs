@@ -102,7 +102,7 @@ async fn the_segments_card_shows_each_segments_champion_and_decision() {
         let expected = if dec["decided"] == true {
             format!("decided: {}", dec["champion"].as_str().unwrap())
         } else {
-            format!("may still be best")
+            "may still be best".to_string()
         };
         assert!(row.contains(&expected), "{row} lacks {expected:?}");
     }
