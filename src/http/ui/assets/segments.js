@@ -35,7 +35,7 @@ const Segments = (() => {
 
   function matrixTable(seg, shown) {
     const { el } = Joust;
-    const head = el("tr", null, el("th", null, "wins of row over column"), ...shown.map((c) => el("th", { className: "num" }, c.n)));
+    const head = el("tr", null, el("th", null, "row beats column (wins)"), ...shown.map((c) => el("th", { className: "num" }, c.n)));
     const rows = shown.map((r) => el("tr", null, el("th", null, r.n),
       ...shown.map((c) => el("td", { className: "num", dataset: { row: r.n, col: c.n } },
         r.i === c.i ? "–" : String(seg.wins[r.i][c.i])))));
