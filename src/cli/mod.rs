@@ -10,6 +10,8 @@ mod prefmatrix;
 mod serve;
 mod simulate;
 mod simulate_conversions;
+mod simulate_segments;
+mod simulate_units;
 
 use clap::{Parser, Subcommand};
 
@@ -58,6 +60,21 @@ enum Command {
     ///
     ///   joust simulate-conversions --duels 2000 --runs 50 --window-secs 86400
     SimulateConversions(simulate_conversions::SimulateConversionsArgs),
+    /// Simulate units (users or sessions) with heavy-tailed query counts and tastes of their own,
+    /// and measure how soon and how wrongly the decision is made when evidence is counted per
+    /// query or per unit, against the same comparisons from independent units.
+    ///
+    /// Example (seconds):
+    ///
+    ///   joust simulate-units --runs 20 --seed 2
+    SimulateUnits(simulate_units::SimulateUnitsArgs),
+    /// Simulate segments with different winners: a policy learns from all traffic, and each
+    /// segment's own counts give its champion and decision.
+    ///
+    /// Example (seconds):
+    ///
+    ///   joust simulate-segments --policy uniform --policy auto --runs 20 --seed 2
+    SimulateSegments(simulate_segments::SimulateSegmentsArgs),
     /// Print a new random API key (give it to `serve` as scope:KEY in --api-keys).
     Keygen,
     /// Estimate a preference matrix from learning-to-rank data by simulated interleaved
@@ -95,6 +112,8 @@ fn run(command: Command) -> anyhow::Result<()> {
         Command::Simulate(args) => simulate::run(args),
         Command::Grid(args) => grid::run(args),
         Command::SimulateConversions(args) => simulate_conversions::run(args),
+        Command::SimulateUnits(args) => simulate_units::run(args),
+        Command::SimulateSegments(args) => simulate_segments::run(args),
         Command::Prefmatrix(args) => prefmatrix::run(args),
         Command::LetorGen(args) => letor_gen::run(args),
         Command::Keygen => keygen::run(),

@@ -59,6 +59,7 @@ pub fn segments(s: &Snapshot) -> Value {
                     "kind": decision.kind,
                     "champion": decision.champion.map(name),
                     "winners": decision.winners.iter().map(|&a| name(a)).collect::<Vec<_>>(),
+                    "possible_best": decision.possible_best.iter().map(|c| name(c.arm)).collect::<Vec<_>>(),
                 },
             })
         })

@@ -6,13 +6,15 @@
 //! - `letor`: learning-to-rank data, feature rankers, click models, the click environment and
 //!   the estimate of a preference matrix from clicks;
 //! - `run`: one run and many runs in parallel, reproducible whatever the thread count;
-//! - `report`: the summary, its CSV and its figures.
+//! - `report`: the summary, its CSV and its figures;
+//! - `units`: units with heavy-tailed query counts, and segments with different winners.
 
 pub mod grid;
 mod letor;
 mod matrix;
 mod report;
 mod run;
+pub mod units;
 
 pub use letor::{
     ClickModel, Estimation, FeatureRankers, LIST_LEN, LetorData, LetorPlan, SyntheticSpec,

@@ -21,4 +21,5 @@ mod monitoring;
 mod multi_ranker;
 mod openapi;
 mod protocol_errors;
+mod segments_browser;
 mod units_and_segments;

@@ -69,6 +69,49 @@ export interface CreateExperimentInput {
   metrics?: MetricInput[];
   /** The metric the policy learns from; `click` when omitted. */
   primary_metric?: string;
+  /** Needs a server with units (docs/units-and-segments.md). */
+  units?: UnitsInput;
+  /** Needs a server with segments (docs/units-and-segments.md). */
+  segments?: { max_segments?: number };
+}
+
+/** The window in which a unit and query keep their duel, and how evidence is counted. */
+export interface UnitsInput {
+  window_seconds?: number;
+  aggregation?: "query" | "unit";
+}
+
+export interface UnitsView {
+  window_seconds: number;
+  aggregation: "query" | "unit";
+  /** With aggregation `unit`: the unit-level comparisons the decision reads; null otherwise. */
+  votes_counted: number | null;
+}
+
+/** One segment label: its counts, wins, champion and decision, from its own outcomes. */
+export interface SegmentView {
+  label: string;
+  outcomes: number;
+  ties: number;
+  /** Rows and columns: `SegmentsView.rankers`; null above 50 active rankers. */
+  wins: number[][] | null;
+  champion: string | null;
+  champion_confident: boolean;
+  decision: {
+    decided: boolean;
+    kind: "condorcet" | "copeland";
+    champion: string | null;
+    winners: string[];
+    /** The rankers not yet shown beaten, closest to a decision first. */
+    possible_best: string[];
+  };
+}
+
+export interface SegmentsView {
+  max_segments: number;
+  /** The active rankers: the rows and columns of each segment's `wins`. */
+  rankers: string[];
+  segments: SegmentView[];
 }
 
 export type MetricCredit = "first" | "all" | "value";
@@ -209,6 +252,9 @@ export interface Experiment {
   metrics?: MetricView[];
   primary_metric?: string;
   metrics_agree?: boolean;
+  /** Absent from a server without units and segments. */
+  units?: UnitsView;
+  segments?: SegmentsView;
 }
 
 export interface ExperimentSummary {

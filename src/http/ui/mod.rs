@@ -49,6 +49,7 @@ static ASSETS: &[Asset] = &[
     asset!("charts.js", JS),
     asset!("heatmap.js", JS),
     asset!("metrics.js", JS),
+    asset!("segments.js", JS),
     asset!("style.css", CSS),
     asset!("uPlot.iife.min.js", JS),
     asset!("uPlot.min.css", CSS),

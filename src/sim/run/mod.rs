@@ -17,6 +17,7 @@ mod simulation;
 mod thread_clock;
 
 pub use decision_options::{DECISION_KEYS, split_decision};
+pub(crate) use duel_run::new_state;
 pub use environment::{Environment, Outcome};
 pub use feedback_timing::{FeedbackQueue, FeedbackTiming};
 pub use regret::{Regret, RegretKind};

@@ -53,7 +53,10 @@ from .models import (
     PolicySpec,
     Ranker,
     RankerRef,
+    SegmentsView,
+    SegmentView,
     ShownDocument,
+    UnitsView,
 )
 
 __all__ = [
@@ -94,11 +97,14 @@ __all__ = [
     "PolicySpec",
     "Ranker",
     "RankerRef",
+    "SegmentView",
+    "SegmentsView",
     "ServerError",
     "ShownDocument",
     "Timeout",
     "TransportError",
     "Unauthorized",
     "Unavailable",
+    "UnitsView",
     "UnsupportedMediaType",
 ]

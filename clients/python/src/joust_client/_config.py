@@ -62,6 +62,8 @@ def experiment_body(
     browser_clicks: dict[str, Any] | None,
     metrics: list[dict[str, Any]] | None = None,
     primary_metric: str | None = None,
+    units: dict[str, Any] | None = None,
+    segments: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The body of `POST /v1/experiments`; a policy given by name takes its default params."""
     body: dict[str, Any] = {"name": name, "rankers": list(rankers)}
@@ -76,6 +78,8 @@ def experiment_body(
         "browser_clicks": browser_clicks,
         "metrics": metrics,
         "primary_metric": primary_metric,
+        "units": units,
+        "segments": segments,
     }
     body.update({key: value for key, value in optional.items() if value is not None})
     return body

@@ -264,6 +264,8 @@ class AsyncClient:
         browser_clicks: dict[str, Any] | None = None,
         metrics: list[dict[str, Any]] | None = None,
         primary_metric: str | None = None,
+        units: dict[str, Any] | None = None,
+        segments: dict[str, Any] | None = None,
     ) -> Experiment:
         """Start a running experiment (not retried: a retry could create a second one)."""
         body = experiment_body(
@@ -278,6 +280,8 @@ class AsyncClient:
             browser_clicks,
             metrics,
             primary_metric,
+            units,
+            segments,
         )
         return Experiment.from_json(await self._post("/v1/experiments", body, retry=False))
 

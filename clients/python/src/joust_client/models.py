@@ -308,6 +308,65 @@ class MetricView:
 
 
 @dataclass(slots=True, frozen=True)
+class UnitsView:
+    """How the experiment treats units: the window in which a unit and query keep their duel,
+    and whether evidence counts per query or per unit (`votes_counted` with `unit`)."""
+
+    window_seconds: int
+    aggregation: str
+    votes_counted: int | None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> UnitsView:
+        return cls(data["window_seconds"], data["aggregation"], data.get("votes_counted"))
+
+
+@dataclass(slots=True, frozen=True)
+class SegmentView:
+    """One segment label's counts, win matrix (rows and columns: `SegmentsView.rankers`; None
+    above 50 active rankers), champion and decision, from its own outcomes."""
+
+    label: str
+    outcomes: int
+    ties: int
+    wins: list[list[int]] | None
+    champion: str | None
+    champion_confident: bool
+    # {"decided", "kind", "champion", "winners", "possible_best"}
+    decision: dict[str, Any]
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SegmentView:
+        return cls(
+            data["label"],
+            data["outcomes"],
+            data["ties"],
+            data.get("wins"),
+            data.get("champion"),
+            data["champion_confident"],
+            data["decision"],
+        )
+
+
+@dataclass(slots=True, frozen=True)
+class SegmentsView:
+    """The experiment's segment limit, the active rankers (the rows and columns of each
+    segment's wins) and its segments."""
+
+    max_segments: int
+    rankers: list[str]
+    segments: list[SegmentView]
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> SegmentsView:
+        return cls(
+            data["max_segments"],
+            data["rankers"],
+            [SegmentView.from_json(s) for s in data["segments"]],
+        )
+
+
+@dataclass(slots=True, frozen=True)
 class PolicySpec:
     name: str
     params: dict[str, Any]
@@ -489,6 +548,9 @@ class Experiment:
     metrics: list[MetricView] = field(default_factory=list)
     primary_metric: str = "click"
     metrics_agree: bool = True
+    # None from a server without units and segments.
+    units: UnitsView | None = None
+    segments: SegmentsView | None = None
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Experiment:
@@ -518,6 +580,8 @@ class Experiment:
             [MetricView.from_json(m) for m in data.get("metrics", [])],
             data.get("primary_metric", "click"),
             data.get("metrics_agree", True),
+            UnitsView.from_json(data["units"]) if data.get("units") else None,
+            SegmentsView.from_json(data["segments"]) if data.get("segments") else None,
         )
 
 

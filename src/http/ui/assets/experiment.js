@@ -204,6 +204,7 @@
       championText(detail);
       decision(detail);
       Metrics.render(document.getElementById("metrics-list"), detail);
+      Segments.render(document.getElementById("segments"), detail);
       leaderboard(detail, matrix, admin);
       document.getElementById("actions").hidden = !admin;
       contenders(detail);

@@ -65,10 +65,14 @@ const Metrics = (() => {
         metrics.filter((m) => m.champion).map((m) => `${m.name} says ${m.champion}`).join(", "),
         `. The policy learns from ${d.primary_metric}.`);
     }
-    document.getElementById("metrics-summary").textContent = metrics.length > 1
+    // One metric is the experiment itself: its champion, decision and matrix are the cards
+    // around this one, so the card says so in one line instead of drawing them again.
+    const single = metrics.length <= 1;
+    document.getElementById("metrics-summary").textContent = !single
       ? (d.metrics_agree ? `All ${metrics.length} metrics agree${champions.length ? ` on ${champions[0]}` : ""}. The policy learns from ${d.primary_metric}.`
         : "")
-      : "This experiment measures clicks only.";
+      : `One metric (${metrics.length ? metrics[0].name : "click"}): the champion, decision and preference matrix on this page are its.`;
+    if (single) return;
     for (const m of metrics) {
       const card = el("div", { className: "metric" + (m.primary ? " primary" : ""), dataset: { metric: m.name } },
         el("h3", null, m.name, m.primary ? el("span", { className: "badge good" }, "primary") : null),
