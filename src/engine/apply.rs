@@ -25,6 +25,7 @@ use super::history::{self, HistoryClock};
 use super::metric_apply;
 use super::metric_settings::{self, CLICK};
 use super::offload;
+use super::row_cells::{self, RowCell};
 use super::set_result::SetResult;
 use super::snapshot::{PersistedPolicy, Snapshot};
 
@@ -173,43 +174,27 @@ fn cells(m: BTreeMap<(i32, i32), i64>) -> Vec<(i32, i32, i64)> {
     m.into_iter().map(|((a, b), n)| (a, b, n)).collect()
 }
 
+impl Counted {
+    /// Counts one row's cells.
+    fn add(&mut self, row: &PendingRow) {
+        row_cells::for_each(row, |cell| match cell {
+            RowCell::Win(w, l) => {
+                self.applied += 1;
+                *self.wins.entry((w, l)).or_default() += 1;
+            }
+            RowCell::Tie(a, b) => {
+                self.ties += 1;
+                *self.tie_cells.entry((a, b)).or_default() += 1;
+            }
+        });
+    }
+}
+
 /// The cells of the rows, for an experiment whose policy does not learn from them.
 fn count_only(rows: &[PendingRow]) -> Counted {
     let mut c = Counted::default();
     for row in rows {
-        match &row.set {
-            Some((rankers, results)) => {
-                let set = SetResult {
-                    rankers: rankers.iter().map(|&r| r as Arm).collect(),
-                    results: results.clone(),
-                };
-                let (wins, ties) = set.cells();
-                c.applied += wins.len() as i64;
-                c.ties += ties.len() as i64;
-                for (w, l) in wins {
-                    *c.wins.entry((w as i32, l as i32)).or_default() += 1;
-                }
-                for (a, b) in ties {
-                    *c.tie_cells.entry((a as i32, b as i32)).or_default() += 1;
-                }
-            }
-            None => match row.winner {
-                Some(w) => {
-                    let l = if w == row.first {
-                        row.second
-                    } else {
-                        row.first
-                    };
-                    c.applied += 1;
-                    *c.wins.entry((w, l)).or_default() += 1;
-                }
-                None => {
-                    c.ties += 1;
-                    let key = (row.first.min(row.second), row.first.max(row.second));
-                    *c.tie_cells.entry(key).or_default() += 1;
-                }
-            },
-        }
+        c.add(row);
     }
     c
 }
@@ -226,19 +211,7 @@ fn apply(state: &mut BanditState, rows: &[PendingRow], rng: &mut BanditRng) -> C
                     rankers: rankers.iter().map(|&r| r as Arm).collect(),
                     results: results.clone(),
                 };
-                state
-                    .record_set(&set.rankers, &set.to_outcome(), rng)
-                    .map(|()| {
-                        let (wins, ties) = set.cells();
-                        c.applied += wins.len() as i64;
-                        c.ties += ties.len() as i64;
-                        for (w, l) in wins {
-                            *c.wins.entry((w as i32, l as i32)).or_default() += 1;
-                        }
-                        for (a, b) in ties {
-                            *c.tie_cells.entry((a as i32, b as i32)).or_default() += 1;
-                        }
-                    })
+                state.record_set(&set.rankers, &set.to_outcome(), rng)
             }
             None => {
                 let (first, second) = (row.first as Arm, row.second as Arm);
@@ -249,29 +222,15 @@ fn apply(state: &mut BanditState, rows: &[PendingRow], rng: &mut BanditRng) -> C
                     Some(_) => Outcome::SecondWins,
                     None => Outcome::Tie,
                 };
-                state
-                    .record(Pair::new(first, second), outcome, rng)
-                    .map(|()| match row.winner {
-                        Some(w) => {
-                            let l = if w == row.first {
-                                row.second
-                            } else {
-                                row.first
-                            };
-                            c.applied += 1;
-                            *c.wins.entry((w, l)).or_default() += 1;
-                        }
-                        None => {
-                            c.ties += 1;
-                            let key = (row.first.min(row.second), row.first.max(row.second));
-                            *c.tie_cells.entry(key).or_default() += 1;
-                        }
-                    })
+                state.record(Pair::new(first, second), outcome, rng)
             }
         };
-        if let Err(e) = recorded {
-            metrics::counter!("joust_outcomes_unapplied_total").increment(1);
-            tracing::error!(duel = %row.at.1, error = %e, "an acknowledged outcome could not be applied");
+        match recorded {
+            Ok(()) => c.add(row),
+            Err(e) => {
+                metrics::counter!("joust_outcomes_unapplied_total").increment(1);
+                tracing::error!(duel = %row.at.1, error = %e, "an acknowledged outcome could not be applied");
+            }
         }
     }
     c

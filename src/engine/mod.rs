@@ -28,6 +28,7 @@ pub mod offload;
 pub mod outcomes;
 pub mod owners;
 pub mod retention;
+pub mod row_cells;
 pub mod segment_settings;
 pub mod segments;
 pub mod set_result;

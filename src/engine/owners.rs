@@ -54,6 +54,13 @@ const MAX_APPLY: i64 = 20_000;
 /// groups be applied at once; it delays a read of the counts (which waits for this replica's
 /// outcomes to be applied) by at most this much.
 const APPLY_PAUSE: Duration = Duration::from_millis(20);
+/// Least time between two turns of the ownership loop that follow a turn that sent notices. A
+/// replica that acknowledges outcomes of an experiment another replica owns nudges its loop after
+/// every acknowledgement group, and each turn could send a notice (a statement, and a wake-up of
+/// the owner's listener and applier). An owner with rows waiting applies at most once per [`APPLY_PAUSE`] and finds the rows itself
+/// while it is busy, so notices closer together than that wake nobody sooner; waiting also
+/// gathers the experiments of several groups into one notice.
+const NOTICE_GAP: Duration = APPLY_PAUSE;
 /// How often the dedicated session is checked when no lock was asked for meanwhile.
 const KEEPALIVE: Duration = Duration::from_secs(1);
 /// How long a read waits for the outcomes this replica acknowledged to be applied.
@@ -74,6 +81,8 @@ struct Inner {
     nudged: HashSet<i64>,
     /// The last outcome acknowledged here, per experiment, in apply order.
     acked: HashMap<i64, Cursor>,
+    /// When this replica last sent notices to other owners.
+    noticed_at: Option<Instant>,
 }
 
 /// This replica's ownerships and appliers.
@@ -295,6 +304,7 @@ impl Owners {
         }
         if !owned_elsewhere.is_empty() {
             notices::notify_outcomes_waiting(conn, &owned_elsewhere).await?;
+            self.inner.lock().unwrap().noticed_at = Some(Instant::now());
             asked = true;
         }
         Ok(asked)
@@ -383,6 +393,11 @@ async fn ownership_loop(
         let Some(owners) = owners.upgrade() else {
             return;
         };
+        let since_notice = owners.inner.lock().unwrap().noticed_at.map(|t| t.elapsed());
+        if let Some(since) = since_notice.filter(|&since| since < NOTICE_GAP) {
+            // Nudges that arrive meanwhile gather in `nudged` for this turn.
+            tokio::time::sleep(NOTICE_GAP - since).await;
+        }
         if conn.is_none() {
             match PgConnection::connect_with(&owners.pool.connect_options()).await {
                 Ok(c) => conn = Some(c),
@@ -434,6 +449,8 @@ struct Applier {
 enum Step {
     /// Applied rows (or reloaded a stale state): there may be more, and surely are when `full`.
     More { full: bool },
+    /// Applied conversions or closed windows: look again after the pause.
+    Again,
     /// Nothing final to apply now.
     Idle,
     /// The experiment was deleted.
@@ -448,39 +465,32 @@ impl Applier {
         let mut behind_wait = Duration::from_millis(2);
         while self.alive.load(Ordering::SeqCst) {
             match self.step().await {
-                Ok(Step::More { full }) => {
+                // A full application means a backlog: go on at once.
+                Ok(Step::More { full: true }) => behind_wait = Duration::from_millis(2),
+                Ok(Step::More { full: false }) => {
                     behind_wait = Duration::from_millis(2);
-                    // A full application means a backlog: go on at once.
-                    if !full {
-                        tokio::time::sleep(APPLY_PAUSE).await;
+                    // Look again after the pause only if more rows were announced meanwhile
+                    // (acknowledged here, a notice, the ownership poll): otherwise wait as when
+                    // idle. On an experiment whose outcomes trickle in, looking again found
+                    // nothing after nearly every application, a query per outcome.
+                    let paused = tokio::time::sleep(APPLY_PAUSE);
+                    tokio::pin!(paused);
+                    let woken = tokio::select! {
+                        _ = &mut paused => false,
+                        _ = self.wake.notified() => true,
+                    };
+                    if woken {
+                        paused.await;
+                    } else {
+                        self.idle_wait(&mut behind_wait).await;
                     }
                 }
+                Ok(Step::Again) => tokio::time::sleep(APPLY_PAUSE).await,
                 Ok(Step::Gone) => {
                     let _ = self.ended.send(self.id);
                     return;
                 }
-                Ok(Step::Idle) => {
-                    // Outcomes acknowledged here but not yet final (an older transaction is
-                    // still running) are looked for again shortly; otherwise wait to be woken.
-                    let behind = self
-                        .owners
-                        .upgrade()
-                        .and_then(|o| o.acked(self.id))
-                        .zip(self.cache.get(self.id))
-                        .is_some_and(|(acked, snap)| acked > snap.applied_through);
-                    let wait = if behind {
-                        let wait = behind_wait;
-                        behind_wait = (behind_wait * 2).min(BEHIND_WAIT_MAX);
-                        wait
-                    } else {
-                        behind_wait = Duration::from_millis(2);
-                        POLL_INTERVAL
-                    };
-                    tokio::select! {
-                        _ = tokio::time::sleep(wait) => {}
-                        _ = self.wake.notified() => {}
-                    }
-                }
+                Ok(Step::Idle) => self.idle_wait(&mut behind_wait).await,
                 Err(e) => {
                     metrics::counter!("joust_database_errors_total", "op" => "apply_outcomes")
                         .increment(1);
@@ -488,6 +498,30 @@ impl Applier {
                     tokio::time::sleep(Duration::from_millis(500)).await;
                 }
             }
+        }
+    }
+
+    /// Waits until woken, or until the next look for rows: soon for outcomes acknowledged here
+    /// but not yet final (an older transaction is still running), after [`POLL_INTERVAL`]
+    /// otherwise.
+    async fn idle_wait(&self, behind_wait: &mut Duration) {
+        let behind = self
+            .owners
+            .upgrade()
+            .and_then(|o| o.acked(self.id))
+            .zip(self.cache.get(self.id))
+            .is_some_and(|(acked, snap)| acked > snap.applied_through);
+        let wait = if behind {
+            let wait = *behind_wait;
+            *behind_wait = (*behind_wait * 2).min(BEHIND_WAIT_MAX);
+            wait
+        } else {
+            *behind_wait = Duration::from_millis(2);
+            POLL_INTERVAL
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = self.wake.notified() => {}
         }
     }
 
@@ -507,7 +541,7 @@ impl Applier {
                 metric_apply::MetricStep::Idle => Ok(Step::Idle),
                 metric_apply::MetricStep::Written(snap) => {
                     self.cache.put(*snap);
-                    Ok(Step::More { full: false })
+                    Ok(Step::Again)
                 }
                 metric_apply::MetricStep::Stale => {
                     if self.load().await?.is_none() {

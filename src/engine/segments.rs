@@ -15,8 +15,8 @@ use std::sync::{Arc, Mutex};
 use crate::store::apply::PendingRow;
 use crate::store::segments::{self as store_segments, Registered, SegmentRows};
 
+use super::row_cells::{self, RowCell};
 use super::segment_settings::{check_label, limit_reached};
-use super::set_result::SetResult;
 use super::{Engine, EngineError, Snapshot};
 
 /// Each experiment's labels known to this replica: label -> index.
@@ -200,35 +200,10 @@ pub fn count(rows: &[PendingRow]) -> SegmentCells {
     let mut c = SegmentCells::default();
     for row in rows {
         let Some(s) = row.segment else { continue };
-        match &row.set {
-            Some((rankers, results)) => {
-                let set = SetResult {
-                    rankers: rankers.iter().map(|&r| r as usize).collect(),
-                    results: results.clone(),
-                };
-                let (wins, ties) = set.cells();
-                for (w, l) in wins {
-                    *c.wins.entry((s, w as i32, l as i32)).or_default() += 1;
-                }
-                for (a, b) in ties {
-                    *c.ties.entry((s, a as i32, b as i32)).or_default() += 1;
-                }
-            }
-            None => match row.winner {
-                Some(w) => {
-                    let l = if w == row.first {
-                        row.second
-                    } else {
-                        row.first
-                    };
-                    *c.wins.entry((s, w, l)).or_default() += 1;
-                }
-                None => {
-                    let key = (s, row.first.min(row.second), row.first.max(row.second));
-                    *c.ties.entry(key).or_default() += 1;
-                }
-            },
-        }
+        row_cells::for_each(row, |cell| match cell {
+            RowCell::Win(w, l) => *c.wins.entry((s, w, l)).or_default() += 1,
+            RowCell::Tie(a, b) => *c.ties.entry((s, a, b)).or_default() += 1,
+        });
     }
     c
 }

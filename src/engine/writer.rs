@@ -14,7 +14,8 @@
 //! recorded, exactly as a retry after a commit would.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tokio::sync::{Semaphore, mpsc, oneshot};
 use uuid::Uuid;
 
@@ -35,6 +36,42 @@ const GROUPS_IN_FLIGHT: usize = 2;
 /// single outcomes from 15,000 to 8,400/s (each small group then pays its own commit), so small
 /// groups wait and grow instead.
 const PIPELINE_MIN: usize = 1_000;
+
+/// Least duration of the last group's commit for a small group to linger (see [`Pace`]).
+const LINGER_MIN_COMMIT: Duration = Duration::from_millis(2);
+/// How long a small group lingers: one tick of the runtime's timer (1 ms), about what a client
+/// answered by the last group needs to ask its next duel and post its outcome on a busy machine.
+const LINGER: Duration = Duration::from_millis(1);
+/// Groups at least this large do not linger: their commit is shared widely enough, and with
+/// lingering `scripts/bench-http`'s 64 clients posting single outcomes (groups of tens) ran at
+/// 0.47-0.74x the rate without it (2 alternating runs on the shared machine), a timer tick
+/// there lasting much longer than 1 ms.
+const LINGER_BELOW: usize = 8;
+/// A group that starts within this of the last one's end counts as under load.
+const UNDER_LOAD: Duration = Duration::from_millis(20);
+
+/// How the last group went, for the next one's linger. Under a steady load of requests that each
+/// wait for their answer, the clients split into cohorts: those answered by one group come back
+/// while the next commits, so each group holds a fraction of the clients and every commit costs
+/// the database and the writer the same whatever its size. With several replicas each writer
+/// sees only its share of the clients, so the groups shrank with every replica added and the
+/// commits per outcome grew (docs/benchmarks.md). A group of a few therefore waits one timer tick
+/// when commits are slow (at least [`LINGER_MIN_COMMIT`], so the wait is at most half of one)
+/// and the last group ended just now: the cohort answered last joins it.
+#[derive(Default)]
+struct Pace {
+    last_end: Option<Instant>,
+    last_commit: Duration,
+}
+
+impl Pace {
+    fn linger(&self, now: Instant, group: usize) -> Option<Duration> {
+        let recent = self
+            .last_end
+            .is_some_and(|end| now.duration_since(end) < UNDER_LOAD);
+        (group < LINGER_BELOW && recent && self.last_commit >= LINGER_MIN_COMMIT).then_some(LINGER)
+    }
+}
 
 /// One outcome waiting to be written.
 #[derive(Debug, Clone)]
@@ -102,6 +139,7 @@ pub fn spawn(pool: sqlx::PgPool, owners: Arc<Owners>) -> mpsc::Sender<WriteReque
 
 async fn run(pool: sqlx::PgPool, owners: Arc<Owners>, mut rx: mpsc::Receiver<WriteRequest>) {
     let slots = Arc::new(Semaphore::new(GROUPS_IN_FLIGHT));
+    let pace = Arc::new(Mutex::new(Pace::default()));
     while let Some(first) = rx.recv().await {
         let mut group = vec![first];
         let mut n = group[0].items.len();
@@ -115,15 +153,25 @@ async fn run(pool: sqlx::PgPool, owners: Arc<Owners>, mut rx: mpsc::Receiver<Wri
                 .acquire_many_owned(GROUPS_IN_FLIGHT as u32)
                 .await;
             take_queued(&mut rx, &mut group, &mut n);
+            let linger = pace.lock().unwrap().linger(Instant::now(), n);
+            if let Some(linger) = linger {
+                tokio::time::sleep(linger).await;
+                take_queued(&mut rx, &mut group, &mut n);
+            }
             all
         } else {
             slots.clone().acquire_owned().await
         }
         .expect("the semaphore is never closed");
         metrics::histogram!("joust_ingest_batch_size").record(n as f64);
-        let (pool, owners) = (pool.clone(), owners.clone());
+        let (pool, owners, pace) = (pool.clone(), owners.clone(), pace.clone());
         tokio::spawn(async move {
+            let started = Instant::now();
             write_and_answer(&pool, &owners, group).await;
+            let mut pace = pace.lock().unwrap();
+            pace.last_end = Some(Instant::now());
+            pace.last_commit = started.elapsed();
+            drop(pace);
             drop(slot);
         });
     }
@@ -282,5 +330,24 @@ fn results_of_first(
         Some(first.recorded_form())
     } else {
         recorded.get(&first.duel_id).cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_small_group_lingers_and_only_after_a_slow_commit_that_just_ended() {
+        let now = Instant::now();
+        let pace = |ago: u64, commit: u64| Pace {
+            last_end: Some(now - Duration::from_millis(ago)),
+            last_commit: Duration::from_millis(commit),
+        };
+        assert_eq!(pace(1, 3).linger(now, 3), Some(LINGER));
+        assert_eq!(pace(1, 3).linger(now, LINGER_BELOW), None);
+        assert_eq!(pace(1, 1).linger(now, 3), None, "a fast commit");
+        assert_eq!(pace(50, 3).linger(now, 3), None, "no load");
+        assert_eq!(Pace::default().linger(now, 3), None, "the first group");
     }
 }

@@ -6,6 +6,7 @@ use sqlx::{PgPool, Postgres, Row, Transaction};
 use uuid::Uuid;
 
 use super::StoreError;
+use super::count_upsert::{self, Key};
 
 /// A duel's outcome under one metric, to open or decide.
 #[derive(Debug, Clone)]
@@ -138,37 +139,23 @@ pub async fn add(
     wins: &[(i32, i32, i64)],
     ties: &[(i32, i32, i64)],
 ) -> Result<(), StoreError> {
-    for (sql, cells) in [
-        (
-            "INSERT INTO metric_win_counts (experiment_id, metric, winner, loser, wins)
-             SELECT $1, $2, * FROM UNNEST($3::int[], $4::int[], $5::bigint[])
-             ON CONFLICT (experiment_id, metric, winner, loser)
-             DO UPDATE SET wins = metric_win_counts.wins + EXCLUDED.wins",
-            wins,
-        ),
-        (
-            "INSERT INTO metric_tie_counts (experiment_id, metric, a, b, ties)
-             SELECT $1, $2, * FROM UNNEST($3::int[], $4::int[], $5::bigint[])
-             ON CONFLICT (experiment_id, metric, a, b)
-             DO UPDATE SET ties = metric_tie_counts.ties + EXCLUDED.ties",
-            ties,
-        ),
-    ] {
-        if cells.is_empty() {
-            continue;
-        }
-        let a: Vec<i32> = cells.iter().map(|c| c.0).collect();
-        let b: Vec<i32> = cells.iter().map(|c| c.1).collect();
-        let n: Vec<i64> = cells.iter().map(|c| c.2).collect();
-        sqlx::query(sql)
-            .bind(experiment)
-            .bind(metric)
-            .bind(&a)
-            .bind(&b)
-            .bind(&n)
-            .execute(&mut **tx)
-            .await?;
-    }
+    let key = || Key::Metric(metric);
+    count_upsert::add(
+        tx,
+        &count_upsert::METRIC_WIN_COUNTS,
+        experiment,
+        key(),
+        wins,
+    )
+    .await?;
+    count_upsert::add(
+        tx,
+        &count_upsert::METRIC_TIE_COUNTS,
+        experiment,
+        key(),
+        ties,
+    )
+    .await?;
     Ok(())
 }
 
@@ -177,30 +164,4 @@ pub async fn add(
 pub struct MetricCounts {
     pub wins: Vec<(i32, i32, i64)>,
     pub ties: Vec<(i32, i32, i64)>,
-}
-
-/// Every non-primary metric's counts of the experiment, by metric.
-pub async fn read(
-    conn: &mut sqlx::PgConnection,
-    experiment: i64,
-) -> Result<std::collections::BTreeMap<String, MetricCounts>, StoreError> {
-    let mut out: std::collections::BTreeMap<String, MetricCounts> = Default::default();
-    let wins: Vec<(String, i32, i32, i64)> = sqlx::query_as(
-        "SELECT metric, winner, loser, wins FROM metric_win_counts WHERE experiment_id = $1",
-    )
-    .bind(experiment)
-    .fetch_all(&mut *conn)
-    .await?;
-    for (m, w, l, n) in wins {
-        out.entry(m).or_default().wins.push((w, l, n));
-    }
-    let ties: Vec<(String, i32, i32, i64)> =
-        sqlx::query_as("SELECT metric, a, b, ties FROM metric_tie_counts WHERE experiment_id = $1")
-            .bind(experiment)
-            .fetch_all(&mut *conn)
-            .await?;
-    for (m, a, b, n) in ties {
-        out.entry(m).or_default().ties.push((a, b, n));
-    }
-    Ok(out)
 }

@@ -2,7 +2,9 @@
 //! Postgres. Postgres is the only source of truth; everything else caches it.
 
 pub mod apply;
+pub mod cells;
 pub mod conversions;
+pub mod count_upsert;
 pub mod embedded;
 pub mod experiments;
 pub mod history;

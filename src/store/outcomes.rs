@@ -7,6 +7,7 @@ use sqlx::{PgPool, Postgres, Row, Transaction};
 use uuid::Uuid;
 
 use super::StoreError;
+use super::count_upsert::{self, Key};
 
 /// One outcome row to insert.
 #[derive(Debug, Clone)]
@@ -166,15 +167,7 @@ pub async fn add_wins(
     experiment: i64,
     cells: &[(i32, i32, i64)],
 ) -> Result<(), StoreError> {
-    add_counts(
-        tx,
-        "INSERT INTO win_counts (experiment_id, winner, loser, wins)
-         SELECT $1, * FROM UNNEST($2::int[], $3::int[], $4::bigint[])
-         ON CONFLICT (experiment_id, winner, loser) DO UPDATE SET wins = win_counts.wins + EXCLUDED.wins",
-        experiment,
-        cells,
-    )
-    .await
+    count_upsert::add(tx, &count_upsert::WIN_COUNTS, experiment, Key::None, cells).await
 }
 
 /// Adds tie counts `(a, b, n)` with a <= b for one experiment.
@@ -183,46 +176,5 @@ pub async fn add_ties(
     experiment: i64,
     cells: &[(i32, i32, i64)],
 ) -> Result<(), StoreError> {
-    add_counts(
-        tx,
-        "INSERT INTO tie_counts (experiment_id, a, b, ties)
-         SELECT $1, * FROM UNNEST($2::int[], $3::int[], $4::bigint[])
-         ON CONFLICT (experiment_id, a, b) DO UPDATE SET ties = tie_counts.ties + EXCLUDED.ties",
-        experiment,
-        cells,
-    )
-    .await
-}
-
-/// Runs one of the count upserts above with the cells as three arrays.
-async fn add_counts(
-    tx: &mut Transaction<'_, Postgres>,
-    sql: &'static str,
-    experiment: i64,
-    cells: &[(i32, i32, i64)],
-) -> Result<(), StoreError> {
-    if cells.is_empty() {
-        return Ok(());
-    }
-    let (a, b, n) = unzip3(cells);
-    sqlx::query(sql)
-        .bind(experiment)
-        .bind(&a)
-        .bind(&b)
-        .bind(&n)
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
-}
-
-fn unzip3(cells: &[(i32, i32, i64)]) -> (Vec<i32>, Vec<i32>, Vec<i64>) {
-    let mut a = Vec::with_capacity(cells.len());
-    let mut b = Vec::with_capacity(cells.len());
-    let mut n = Vec::with_capacity(cells.len());
-    for &(x, y, c) in cells {
-        a.push(x);
-        b.push(y);
-        n.push(c);
-    }
-    (a, b, n)
+    count_upsert::add(tx, &count_upsert::TIE_COUNTS, experiment, Key::None, cells).await
 }

@@ -3,6 +3,7 @@
 use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 
 use super::StoreError;
+use super::count_upsert::{self, Key};
 
 /// An experiment's segments as stored.
 #[derive(Debug, Clone, Default)]
@@ -13,13 +14,6 @@ pub struct SegmentRows {
     pub wins: Vec<(i16, i32, i32, i64)>,
     /// `(segment, a, b, ties)` with a <= b
     pub ties: Vec<(i16, i32, i32, i64)>,
-}
-
-/// Everything stored about an experiment's segments.
-pub async fn load(conn: &mut PgConnection, experiment: i64) -> Result<SegmentRows, StoreError> {
-    let labels = labels(&mut *conn, experiment).await?;
-    let (wins, ties) = counts(conn, experiment).await?;
-    Ok(SegmentRows { labels, wins, ties })
 }
 
 /// What registering a label found.
@@ -85,26 +79,6 @@ pub async fn labels(
     .await?)
 }
 
-/// An experiment's segment counts: `(segment, winner, loser, wins)` and `(segment, a, b, ties)`.
-pub async fn counts(
-    conn: &mut PgConnection,
-    experiment: i64,
-) -> Result<(Vec<(i16, i32, i32, i64)>, Vec<(i16, i32, i32, i64)>), StoreError> {
-    let wins = sqlx::query_as(
-        "SELECT segment, winner, loser, wins FROM segment_win_counts WHERE experiment_id = $1",
-    )
-    .bind(experiment)
-    .fetch_all(&mut *conn)
-    .await?;
-    let ties = sqlx::query_as(
-        "SELECT segment, a, b, ties FROM segment_tie_counts WHERE experiment_id = $1",
-    )
-    .bind(experiment)
-    .fetch_all(&mut *conn)
-    .await?;
-    Ok((wins, ties))
-}
-
 /// Adds segment win cells `(segment, winner, loser, n)` and tie cells `(segment, a, b, n)`
 /// (a <= b), in the transaction that applies the outcomes.
 pub async fn add_counts(
@@ -113,37 +87,13 @@ pub async fn add_counts(
     wins: &[(i16, i32, i32, i64)],
     ties: &[(i16, i32, i32, i64)],
 ) -> Result<(), StoreError> {
-    for (sql, cells) in [
-        (
-            "INSERT INTO segment_win_counts (experiment_id, segment, winner, loser, wins)
-             SELECT $1, * FROM UNNEST($2::smallint[], $3::int[], $4::int[], $5::bigint[])
-             ON CONFLICT (experiment_id, segment, winner, loser)
-             DO UPDATE SET wins = segment_win_counts.wins + EXCLUDED.wins",
-            wins,
-        ),
-        (
-            "INSERT INTO segment_tie_counts (experiment_id, segment, a, b, ties)
-             SELECT $1, * FROM UNNEST($2::smallint[], $3::int[], $4::int[], $5::bigint[])
-             ON CONFLICT (experiment_id, segment, a, b)
-             DO UPDATE SET ties = segment_tie_counts.ties + EXCLUDED.ties",
-            ties,
-        ),
+    for (table, cells) in [
+        (&count_upsert::SEGMENT_WIN_COUNTS, wins),
+        (&count_upsert::SEGMENT_TIE_COUNTS, ties),
     ] {
-        if cells.is_empty() {
-            continue;
-        }
-        let s: Vec<i16> = cells.iter().map(|c| c.0).collect();
-        let a: Vec<i32> = cells.iter().map(|c| c.1).collect();
-        let b: Vec<i32> = cells.iter().map(|c| c.2).collect();
-        let n: Vec<i64> = cells.iter().map(|c| c.3).collect();
-        sqlx::query(sql)
-            .bind(experiment)
-            .bind(&s)
-            .bind(&a)
-            .bind(&b)
-            .bind(&n)
-            .execute(&mut **tx)
-            .await?;
+        let segments: Vec<i16> = cells.iter().map(|c| c.0).collect();
+        let cells: Vec<(i32, i32, i64)> = cells.iter().map(|c| (c.1, c.2, c.3)).collect();
+        count_upsert::add(tx, table, experiment, Key::Segments(&segments), &cells).await?;
     }
     Ok(())
 }

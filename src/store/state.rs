@@ -52,16 +52,7 @@ pub async fn load(
     .bind(id)
     .fetch_one(&mut *conn)
     .await?;
-    let wins =
-        sqlx::query_as("SELECT winner, loser, wins FROM win_counts WHERE experiment_id = $1")
-            .bind(id)
-            .fetch_all(&mut *conn)
-            .await?;
-    let ties = sqlx::query_as("SELECT a, b, ties FROM tie_counts WHERE experiment_id = $1")
-        .bind(id)
-        .fetch_all(&mut *conn)
-        .await?;
-    let metric_counts = super::metric_counts::read(&mut *conn, id).await?;
+    let cells = super::cells::read(&mut *conn, id).await?;
     Ok(Some(StoredExperiment {
         experiment,
         rankers,
@@ -71,27 +62,28 @@ pub async fn load(
         ties_applied: row.try_get("ties_applied")?,
         updated_at: row.try_get("updated_at")?,
         applied_through: (row.try_get("applied_xid")?, row.try_get("applied_duel")?),
-        wins,
-        ties,
+        wins: cells.wins,
+        ties: cells.ties,
         conversions_through: (
             row.try_get("conversions_xid")?,
             row.try_get("conversions_seq")?,
         ),
-        metric_counts,
-        segments: super::segments::load(&mut *conn, id).await?,
-        unit_wins: super::unit_votes::wins(&mut *conn, id).await?,
+        metric_counts: cells.metrics,
+        segments: cells.segments,
+        unit_wins: cells.unit_wins,
     }))
 }
 
 /// [`load`] in a repeatable-read transaction of its own: the counts, the cursor and the state
-/// all as of one moment.
+/// all as of one moment. Replicas that do not own an experiment run this at every refresh while
+/// its version moves, so it is kept to few round trips: the isolation level comes with `BEGIN`,
+/// and every count table is read by one statement ([`super::cells`]).
 pub async fn load_consistent(
     pool: &sqlx::PgPool,
     id: i64,
 ) -> Result<Option<StoredExperiment>, StoreError> {
-    let mut tx = pool.begin().await?;
-    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-        .execute(&mut *tx)
+    let mut tx = pool
+        .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         .await?;
     let stored = load(&mut tx, id).await?;
     tx.commit().await?;

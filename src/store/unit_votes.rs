@@ -1,9 +1,10 @@
 //! Evidence per unit (see `bandit::unit_evidence`): which units were counted for which pair,
 //! and the unit-level win counts.
 
-use sqlx::{PgConnection, Postgres, Transaction};
+use sqlx::{Postgres, Transaction};
 
 use super::StoreError;
+use super::count_upsert::{self, Key};
 
 /// Records the units' votes `(unit hash, winner, loser)` not recorded before (one per unit and
 /// pair; a unit already counted for the pair is passed over); returns the `(winner, loser)` of
@@ -42,36 +43,12 @@ pub async fn add_wins(
     experiment: i64,
     cells: &[(i32, i32, i64)],
 ) -> Result<(), StoreError> {
-    if cells.is_empty() {
-        return Ok(());
-    }
-    let w: Vec<i32> = cells.iter().map(|c| c.0).collect();
-    let l: Vec<i32> = cells.iter().map(|c| c.1).collect();
-    let n: Vec<i64> = cells.iter().map(|c| c.2).collect();
-    sqlx::query(
-        "INSERT INTO unit_win_counts (experiment_id, winner, loser, wins)
-         SELECT $1, * FROM UNNEST($2::int[], $3::int[], $4::bigint[])
-         ON CONFLICT (experiment_id, winner, loser)
-         DO UPDATE SET wins = unit_win_counts.wins + EXCLUDED.wins",
+    count_upsert::add(
+        tx,
+        &count_upsert::UNIT_WIN_COUNTS,
+        experiment,
+        Key::None,
+        cells,
     )
-    .bind(experiment)
-    .bind(&w)
-    .bind(&l)
-    .bind(&n)
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
-}
-
-/// The unit-level win cells `(winner, loser, wins)`.
-pub async fn wins(
-    conn: &mut PgConnection,
-    experiment: i64,
-) -> Result<Vec<(i32, i32, i64)>, StoreError> {
-    Ok(
-        sqlx::query_as("SELECT winner, loser, wins FROM unit_win_counts WHERE experiment_id = $1")
-            .bind(experiment)
-            .fetch_all(conn)
-            .await?,
-    )
+    .await
 }
