@@ -22,3 +22,4 @@ mod multi_ranker;
 mod openapi;
 mod protocol_errors;
 mod units_and_segments;
+mod webhooks_https;
