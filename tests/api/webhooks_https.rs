@@ -194,7 +194,12 @@ async fn an_untrusted_certificate_is_retried_and_never_delivered() {
     assert!(!delivered);
     let error = error.unwrap_or_default();
     assert!(error.to_lowercase().contains("certificate"), "{error}");
+    // The receiver's side of a refused handshake may end just after the attempt is recorded.
+    eventually("three refused handshakes", Duration::from_secs(10), || {
+        let n = receiver.failed_handshakes();
+        async move { n >= 3 }
+    })
+    .await;
     assert!(receiver.got().is_empty(), "{:?}", receiver.got());
-    assert!(receiver.failed_handshakes() >= 3);
     app.stop().await;
 }
