@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::engine::webhooks::TrustedRoots;
 use crate::engine::{Engine, EngineOptions};
 use crate::http::{self, auth::ApiKeys};
 use crate::store;
@@ -25,6 +26,7 @@ pub mod env {
     pub const HISTORY_INTERVAL_SECS: &str = "JOUST_HISTORY_INTERVAL_SECS";
     pub const METRICS_MAX_EXPERIMENTS: &str = "JOUST_METRICS_MAX_EXPERIMENTS";
     pub const TEST_CLOCK: &str = "JOUST_TEST_CLOCK";
+    pub const WEBHOOK_CA_FILE: &str = "JOUST_WEBHOOK_CA_FILE";
 }
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -78,6 +80,11 @@ pub struct ServeArgs {
     /// judged by (`PUT /v1/admin/clock`). Off by default; never turn it on in production.
     #[arg(long, env = env::TEST_CLOCK)]
     pub test_clock: bool,
+    /// A PEM file of CA certificates that `https://` webhook receivers' certificates may be
+    /// issued by, trusted besides the public roots (a company's private CA). Read at startup: a
+    /// file that cannot be read or holds no certificate stops the server.
+    #[arg(long, env = env::WEBHOOK_CA_FILE)]
+    pub webhook_ca_file: Option<PathBuf>,
 }
 
 /// File descriptors kept free for what is not a client connection: the database pool, the
@@ -219,6 +226,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     if args.body_timeout_secs == 0 {
         anyhow::bail!("--body-timeout-secs must be at least 1");
     }
+    let webhook_roots = match &args.webhook_ca_file {
+        Some(path) => TrustedRoots::from_pem_file(path).map_err(anyhow::Error::msg)?,
+        None => TrustedRoots::default(),
+    };
     let file_limit = raise_file_limit();
     let limits = http::server::ConnectionLimits {
         header_timeout: Duration::from_secs(args.header_timeout_secs),
@@ -260,7 +271,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             }
         })
     });
-    let result = serve_on(pool, &args, keys, limits).await;
+    let result = serve_on(pool, &args, keys, limits, webhook_roots).await;
     if let Some(supervisor) = supervisor {
         if let Err(e) = supervisor.stop().await {
             tracing::warn!(error = %e, "stopping the embedded Postgres failed");
@@ -274,12 +285,14 @@ async fn serve_on(
     args: &ServeArgs,
     keys: ApiKeys,
     limits: http::server::ConnectionLimits,
+    webhook_roots: TrustedRoots,
 ) -> anyhow::Result<()> {
     store::migrate(&pool).await.context("applying migrations")?;
     let options = EngineOptions {
         history_interval: Duration::from_secs(args.history_interval_secs),
         metrics_max_experiments: args.metrics_max_experiments,
         test_clock: args.test_clock,
+        webhook_roots,
         ..EngineOptions::default()
     };
     let engine = Engine::start_with(pool, options).await?;

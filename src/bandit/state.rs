@@ -111,9 +111,19 @@ impl BanditState {
         self.decision.rebuild(&view);
     }
 
-    /// What the evidence decides (O(K^2); pure).
+    /// What the evidence decides (O(K^2); pure). A Condorcet winner once decided stays decided
+    /// ([`DecisionLayer`]): if the counts no longer separate it, the decision still names it, and
+    /// `possible_best` shows what the counts say now.
     pub fn decision(&self) -> Decision {
-        decision::decide(&self.view(), &self.decision.settings())
+        let mut d = decision::decide(&self.view(), &self.decision.settings());
+        if let Some(c) = self.decision.decided_champion() {
+            d.decided = true;
+            d.kind = decision::DecisionKind::Condorcet;
+            d.champion = Some(c);
+            d.winners = vec![c];
+            d.outcomes_needed = Some(0);
+        }
+        d
     }
 
     /// Whether some arm is already a decided Condorcet winner: O(1), for a check after every
@@ -363,7 +373,7 @@ impl BanditState {
         self.active.push(true);
         let view = View::new(&self.wins, &self.active, self.ties);
         self.policy.arm_added(&view, arm);
-        self.decision.rebuild(&view);
+        self.decision.arms_changed(&view, true);
         arm
     }
 
@@ -379,7 +389,7 @@ impl BanditState {
         self.active[arm] = false;
         let view = View::new(&self.wins, &self.active, self.ties);
         self.policy.arm_retired(&view, arm);
-        self.decision.rebuild(&view);
+        self.decision.arms_changed(&view, false);
         Ok(())
     }
 

@@ -76,6 +76,9 @@ pub struct EngineOptions {
     pub duel_count_flush_interval: Duration,
     /// How webhook events are retried, and how often the outbox is polled.
     pub webhooks: webhooks::RetryPolicy,
+    /// Certificates of private CAs webhook receivers' certificates may be issued by
+    /// (`--webhook-ca-file`), trusted besides the public roots.
+    pub webhook_roots: webhooks::TrustedRoots,
     /// Whether an admin may move the service clock forward (`--test-clock`; off by default).
     pub test_clock: bool,
 }
@@ -87,6 +90,7 @@ impl Default for EngineOptions {
             metrics_max_experiments: stats::DEFAULT_MAX_EXPERIMENTS,
             duel_count_flush_interval: FLUSH_INTERVAL,
             webhooks: webhooks::RetryPolicy::default(),
+            webhook_roots: webhooks::TrustedRoots::default(),
             test_clock: false,
         }
     }
@@ -178,6 +182,7 @@ impl Engine {
         tokio::spawn(webhooks::delivery::run(
             Arc::downgrade(&engine),
             engine.options.webhooks.clone(),
+            engine.options.webhook_roots.clone(),
         ));
         Ok(engine)
     }

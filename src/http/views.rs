@@ -23,7 +23,9 @@ pub struct ExperimentSummary<'a> {
     pub version: i64,
     pub outcomes_applied: i64,
     pub ties_recorded: i64,
-    /// The champion's name, if any, and whether it is confident (computed once per version).
+    /// The champion's name, if any, and whether it is confident (computed once per version):
+    /// the decided champion once there is one (for a concluded experiment, the one it concluded
+    /// with, which it serves), else the champion report's.
     pub champion: Option<&'a str>,
     pub champion_confident: bool,
     /// Whether the decision is decided (see the detail view's `decision`).
@@ -32,6 +34,13 @@ pub struct ExperimentSummary<'a> {
 
 pub fn summary(s: &Snapshot) -> ExperimentSummary<'_> {
     let report = s.champion();
+    let decision = s.decision();
+    // A decided champion is what the experiment stands by (and serves once concluded); the
+    // counts' report may point elsewhere after a lucky stretch, which the detail view shows.
+    let (champion, confident) = match decision.champion {
+        Some(c) if decision.decided => (Some(c), true),
+        _ => (report.ranker, report.confident),
+    };
     ExperimentSummary {
         id: s.id,
         name: &s.name,
@@ -42,9 +51,9 @@ pub fn summary(s: &Snapshot) -> ExperimentSummary<'_> {
         version: s.version,
         outcomes_applied: s.outcomes_applied,
         ties_recorded: s.ties_applied,
-        champion: report.ranker.map(|a| s.names[a].as_str()),
-        champion_confident: report.confident,
-        decided: s.decision().decided,
+        champion: champion.map(|a| s.names[a].as_str()),
+        champion_confident: confident,
+        decided: decision.decided,
     }
 }
 

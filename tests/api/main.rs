@@ -23,3 +23,4 @@ mod openapi;
 mod protocol_errors;
 mod segments_browser;
 mod units_and_segments;
+mod webhooks_https;

@@ -12,6 +12,16 @@
 //! the policy's own draws, so a state restored from JSON chooses exactly as the state it was
 //! saved from.
 //!
+//! **Decisions do not lapse.** The first time the counts decide a Condorcet winner, the layer
+//! keeps it (`decided_champion`, persisted with the settings): each pair's confidence sequence
+//! holds at every time at once with probability 1 - delta, so its running intersection does too,
+//! and a lower bound that once cleared 1/2 - epsilon may be taken as cleared from then on. The
+//! statement made at the first crossing is therefore right with the same probability, and stays
+//! so; later counts that close a bound again (a fair stretch of luck) do not withdraw it. It is
+//! forgotten when it no longer speaks of the experiment: an arm added (never compared with the
+//! champion), the champion retired, or other delta or epsilon. A Copeland decision is not kept:
+//! it is read from the counts whenever asked (see [`super::verdict`]).
+//!
 //! **Rate.** Each self-duel of an undecided arm that no rival confidently beats is replaced with
 //! probability `max_confirmation_share`, so at most that share of all duels are confirmations
 //! (in expectation), and none once decided. The comparisons a decision needs are set by the gaps
@@ -26,29 +36,50 @@ use super::settings::DecisionSettings;
 use super::tracker::Tracker;
 use crate::bandit::{Arm, Pair, View};
 
-/// An experiment's decision settings with the tracker derived from its win matrix. Serialised as
-/// the settings alone; equal when the settings are equal (the tracker follows the win matrix).
+/// An experiment's decision settings, the Condorcet winner it decided (kept once decided), and
+/// the tracker derived from its win matrix. Serialised as the settings and the decided champion;
+/// equal when those are equal (the tracker follows the win matrix).
 #[derive(Debug, Clone, Default)]
 pub struct DecisionLayer {
     settings: DecisionSettings,
+    decided_champion: Option<Arm>,
     tracker: Option<Tracker>,
 }
 
 impl PartialEq for DecisionLayer {
     fn eq(&self, other: &Self) -> bool {
-        self.settings == other.settings
+        self.settings == other.settings && self.decided_champion == other.decided_champion
     }
+}
+
+/// The persisted form: the settings' fields, and `decided_champion` once decided (a state written
+/// before decisions were kept reads without it, and keeps the decision its counts make).
+#[derive(Serialize, Deserialize)]
+struct Persisted {
+    #[serde(flatten)]
+    settings: DecisionSettings,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    decided_champion: Option<Arm>,
 }
 
 impl Serialize for DecisionLayer {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.settings.serialize(s)
+        Persisted {
+            settings: self.settings,
+            decided_champion: self.decided_champion,
+        }
+        .serialize(s)
     }
 }
 
 impl<'de> Deserialize<'de> for DecisionLayer {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(DecisionLayer::new(DecisionSettings::deserialize(d)?))
+        let p = Persisted::deserialize(d)?;
+        Ok(DecisionLayer {
+            settings: p.settings,
+            decided_champion: p.decided_champion,
+            tracker: None,
+        })
     }
 }
 
@@ -56,6 +87,7 @@ impl DecisionLayer {
     pub fn new(settings: DecisionSettings) -> Self {
         DecisionLayer {
             settings,
+            decided_champion: None,
             tracker: None,
         }
     }
@@ -64,15 +96,51 @@ impl DecisionLayer {
         self.settings
     }
 
-    /// New settings; the tracker is rebuilt on next use.
+    /// The Condorcet winner decided so far, kept once decided (see the module documentation).
+    pub fn decided_champion(&self) -> Option<Arm> {
+        self.decided_champion
+    }
+
+    /// New settings; the tracker is rebuilt on next use. Another delta or epsilon asks another
+    /// question, so a decision kept under the old ones is forgotten (the counts may decide again
+    /// at once); the confirmation settings do not change what was decided.
     pub fn set_settings(&mut self, settings: DecisionSettings) {
+        if (settings.delta, settings.epsilon) != (self.settings.delta, self.settings.epsilon) {
+            self.decided_champion = None;
+        }
         self.settings = settings;
         self.tracker = None;
     }
 
-    /// Recounts everything (after arms were added or retired, or on a state just loaded).
+    /// Forgets the kept decision when it no longer speaks of the active arms: an arm was added
+    /// (never compared with the champion) or the champion was retired.
+    pub fn arms_changed(&mut self, view: &View, added: bool) {
+        if added || self.decided_champion.is_some_and(|c| !view.active[c]) {
+            self.decided_champion = None;
+        }
+        self.rebuild(view);
+    }
+
+    /// Recounts everything (after arms were added or retired, or on a state just loaded), and
+    /// keeps the decision the counts make, if any.
     pub fn rebuild(&mut self, view: &View) {
         self.tracker = Some(Tracker::build(view, &self.settings));
+        self.keep_decision(view);
+    }
+
+    /// Keeps the Condorcet winner the counts decide, the first time they decide one: O(1) until
+    /// then, one O(K^2) pass at that moment (the decision picks among several arms that all hold
+    /// when epsilon > 0).
+    fn keep_decision(&mut self, view: &View) {
+        if self.decided_champion.is_some()
+            || !self.tracker.as_ref().is_some_and(|t| t.condorcet_decided())
+        {
+            return;
+        }
+        let d = super::decide(view, &self.settings);
+        if d.decided && d.kind == super::DecisionKind::Condorcet {
+            self.decided_champion = d.champion;
+        }
     }
 
     /// The tracker for `view`, built now when missing or out of date.
@@ -96,6 +164,7 @@ impl DecisionLayer {
     /// Call after the counts of the pair (`i`, `j`) changed.
     pub fn after(&mut self, view: &View, i: Arm, j: Arm) {
         self.tracker_mut(view).after(view, i, j);
+        self.keep_decision(view);
     }
 
     /// Runs `f` on an up-to-date tracker: the kept one, or (on a state never warmed) one built for
@@ -107,9 +176,9 @@ impl DecisionLayer {
         }
     }
 
-    /// Whether some arm is a decided Condorcet winner (O(1) on a kept tracker).
+    /// Whether a Condorcet winner is decided, now or before (O(1) on a kept tracker).
     pub fn condorcet_decided(&self, view: &View) -> bool {
-        self.with_tracker(view, |t| t.condorcet_decided())
+        self.decided_champion.is_some() || self.with_tracker(view, |t| t.condorcet_decided())
     }
 
     /// The confirmation duel to take instead of the policy's self-duel of `champion`, if any
@@ -120,7 +189,7 @@ impl DecisionLayer {
         champion: Arm,
         rng: &mut R,
     ) -> Option<Pair> {
-        if !self.settings.confirmation {
+        if !self.settings.confirmation || self.decided_champion.is_some() {
             return None;
         }
         self.with_tracker(view, |t| {
@@ -147,6 +216,7 @@ mod tests {
     use rand::{Rng, SeedableRng};
 
     use super::*;
+    use crate::bandit::decision::decide;
     use crate::bandit::testing::view_of;
     use crate::bandit::{BanditRng, BanditState, Outcome, PolicySpec, TieRule, WinMatrix};
 
@@ -207,6 +277,97 @@ mod tests {
         assert!(layer.condorcet_decided(&view));
         let mut rng = BanditRng::seed_from_u64(1);
         assert!((0..1000).all(|_| layer.confirmation(&view, 0, &mut rng).is_none()));
+    }
+
+    /// Plays `n` outcomes between arms `winner` and `loser`, all won by `winner`.
+    fn wins(state: &mut BanditState, winner: Arm, loser: Arm, n: usize, rng: &mut BanditRng) {
+        for _ in 0..n {
+            state
+                .record(Pair::new(winner, loser), Outcome::FirstWins, rng)
+                .unwrap();
+        }
+    }
+
+    #[test]
+    fn a_decision_is_kept_when_the_counts_even_out_and_survives_a_restore() {
+        let mut rng = BanditRng::seed_from_u64(2);
+        let spec = PolicySpec::new("rucb");
+        let mut state = BanditState::new(&spec, 3, TieRule::Ignore, &mut rng).unwrap();
+        // Arm 0 wins all: decided once both bounds clear 1/2.
+        for _ in 0..200 {
+            wins(&mut state, 0, 1, 1, &mut rng);
+            wins(&mut state, 0, 2, 1, &mut rng);
+            if state.condorcet_decided() {
+                break;
+            }
+        }
+        assert!(state.condorcet_decided());
+        assert_eq!(state.decision.decided_champion(), Some(0));
+        // Arm 1 wins as many back: the counts decide nothing now, the decision stands.
+        let n01 = state.wins.wins(0, 1) as usize;
+        wins(&mut state, 1, 0, n01, &mut rng);
+        let fresh = decide(&state.view(), &state.decision_settings());
+        assert!(!fresh.decided, "{fresh:?}");
+        let d = state.decision();
+        assert!(
+            d.decided && d.champion == Some(0) && d.winners == [0],
+            "{d:?}"
+        );
+        assert_eq!(d.possible_best, fresh.possible_best);
+        assert!(state.condorcet_decided());
+        // Kept in the persisted state; a state written before (settings only) reads undecided.
+        let json = serde_json::to_value(&state).unwrap();
+        assert_eq!(json["decision"]["decided_champion"], 0, "{json}");
+        let restored: BanditState = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(restored, state);
+        assert!(restored.decision().decided);
+        let mut old = json;
+        old["decision"]
+            .as_object_mut()
+            .unwrap()
+            .remove("decided_champion");
+        let old: BanditState = serde_json::from_value(old).unwrap();
+        assert!(!old.decision().decided);
+        // No confirmation duel once decided, even where the counts would ask for one.
+        let mut layer = state.decision.clone();
+        layer.set_settings(DecisionSettings {
+            max_confirmation_share: 1.0,
+            ..Default::default()
+        });
+        assert_eq!(layer.decided_champion(), Some(0), "same delta and epsilon");
+        assert!((0..100).all(|_| layer.confirmation(&state.view(), 0, &mut rng).is_none()));
+        // Another delta asks another question.
+        layer.set_settings(DecisionSettings {
+            delta: 0.01,
+            ..Default::default()
+        });
+        assert_eq!(layer.decided_champion(), None);
+    }
+
+    #[test]
+    fn a_kept_decision_is_dropped_when_an_arm_is_added_or_the_champion_retired() {
+        let mut rng = BanditRng::seed_from_u64(3);
+        let spec = PolicySpec::new("rucb");
+        let decided = |rng: &mut BanditRng| {
+            let mut state = BanditState::new(&spec, 4, TieRule::Ignore, rng).unwrap();
+            for rival in 1..4 {
+                wins(&mut state, 0, rival, 200, rng);
+            }
+            assert_eq!(state.decision.decided_champion(), Some(0));
+            state
+        };
+        let mut s = decided(&mut rng);
+        s.retire_arm(3).unwrap();
+        assert_eq!(s.decision.decided_champion(), Some(0), "a rival retired");
+        s.add_arm();
+        assert_eq!(s.decision.decided_champion(), None, "an arm never compared");
+        assert!(!s.decision().decided);
+        let mut s = decided(&mut rng);
+        // Arm 1 now beats arm 2 and 3 clearly too, so retiring 0 leaves a decision for 1 only.
+        wins(&mut s, 1, 2, 200, &mut rng);
+        wins(&mut s, 1, 3, 200, &mut rng);
+        s.retire_arm(0).unwrap();
+        assert_eq!(s.decision.decided_champion(), Some(1));
     }
 
     /// Five arms: arm 0 beats every other with probability 0.52, the others are even.

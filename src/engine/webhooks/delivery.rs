@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use crate::store::webhooks::{self, Claimed};
 
 use super::super::Engine;
+use super::client::{self, TrustedRoots};
 use super::signature;
 
 /// How deliveries are retried and how often the outbox is polled.
@@ -62,14 +63,9 @@ impl RetryPolicy {
 /// Most events claimed per poll.
 const CLAIM_BATCH: i64 = 32;
 
-/// Runs until the engine is dropped.
-pub async fn run(engine: Weak<Engine>, policy: RetryPolicy) {
-    let client = match reqwest::Client::builder()
-        .timeout(policy.attempt_timeout)
-        .user_agent(concat!("joust-webhooks/", env!("CARGO_PKG_VERSION")))
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-    {
+/// Runs until the engine is dropped; `roots` are the private CAs trusted besides the public ones.
+pub async fn run(engine: Weak<Engine>, policy: RetryPolicy, roots: TrustedRoots) {
+    let client = match client::build(policy.attempt_timeout, &roots) {
         Ok(c) => c,
         Err(e) => {
             tracing::error!(error = %e, "could not build the webhook client; no webhook is delivered");

@@ -3,6 +3,7 @@
 //!
 //! - [`setting`]: the `webhook` setting of an experiment and its validation.
 //! - [`signature`]: the HMAC-SHA256 signature header a receiver verifies.
+//! - [`client`]: the HTTP(S) client that posts them, and the private CAs it may trust.
 //! - [`delivery`]: the background task that posts pending events from the outbox, with retries,
 //!   exponential backoff and jitter.
 //!
@@ -10,9 +11,11 @@
 //! [`super::decision_events`] in the transaction of the change that caused them, so an event
 //! exists exactly when its change committed, and delivery never runs on a request's path.
 
+pub mod client;
 pub mod delivery;
 pub mod setting;
 pub mod signature;
 
+pub use client::TrustedRoots;
 pub use delivery::RetryPolicy;
 pub use setting::Webhook;

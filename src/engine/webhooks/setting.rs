@@ -59,24 +59,18 @@ fn invalid(message: String) -> EngineError {
     EngineError::invalid(ErrorCode::InvalidWebhook, message)
 }
 
-/// Whether `url` is an absolute `http://` URL with a host that the delivery client can post to;
-/// says why not. `https` is refused because this build's HTTP client has no TLS: put the
-/// receiver behind a plain-HTTP address on the private network (or a forwarding proxy), see
-/// docs/api.md.
+/// Whether `url` is an absolute `http://` or `https://` URL with a host that the delivery client
+/// can post to; says why not. An `https` receiver's certificate is verified when events are
+/// posted (public roots, plus the private CAs of `--webhook-ca-file`), not here: a certificate
+/// the server does not trust makes attempts fail and be retried, as an unreachable receiver does.
 pub fn check_url(url: &str) -> Result<(), &'static str> {
     if url.len() > MAX_URL_LEN {
         return Err("too long");
     }
     let parsed = reqwest::Url::parse(url).map_err(|_| "not an absolute URL")?;
     match parsed.scheme() {
-        "http" => {}
-        "https" => {
-            return Err(
-                "https is not supported by this build's delivery client (no TLS); \
-                        use an http:// address on the private network or a forwarding proxy",
-            );
-        }
-        _ => return Err("the scheme must be http"),
+        "http" | "https" => {}
+        _ => return Err("the scheme must be http or https"),
     }
     if parsed.host_str().is_none_or(str::is_empty) {
         return Err("no host");
@@ -98,7 +92,8 @@ mod tests {
     fn urls() {
         assert!(check_url("http://hooks.internal:8080/joust?team=search").is_ok());
         assert!(check_url("http://127.0.0.1:9000/").is_ok());
-        assert!(check_url("https://hooks.example.com/").is_err());
+        assert!(check_url("https://hooks.example.com/").is_ok());
+        assert!(check_url("https://10.0.0.7:8443/joust").is_ok());
         assert!(check_url("ftp://hooks.example.com/").is_err());
         assert!(check_url("/relative").is_err());
         assert!(check_url("http://user:pw@hooks.internal/").is_err());
