@@ -264,6 +264,9 @@ async fn read_endpoints_answer_304_until_the_state_changes() {
     // An outcome makes a new version: every endpoint answers in full with a new tag.
     play(&app, id, 1).await;
     wait_for_flushed_duels(&app, id, 2).await;
+    // The experiment's view waits until acknowledged outcomes are applied; the list reads the
+    // cached state without waiting, so it is asked after the view has seen the outcome applied.
+    app.experiment(id).await;
     for (path, old) in paths.iter().zip(&tags) {
         let (s, tag, body) = conditional_get(&app, path, Some(old)).await;
         assert_eq!(s, StatusCode::OK, "{path}");
