@@ -29,6 +29,26 @@ pub(crate) struct Received {
     pub(crate) answered: u16,
 }
 
+impl Received {
+    /// What a receiver got in one request, and the status it answered.
+    pub(crate) fn of(headers: &HeaderMap, body: String, answered: u16) -> Received {
+        let header = |n: &str| {
+            headers
+                .get(n)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_string()
+        };
+        Received {
+            signature: header("joust-signature"),
+            event: header("joust-event"),
+            event_id: header("joust-event-id"),
+            body,
+            answered,
+        }
+    }
+}
+
 /// A webhook receiver on a local port: it answers 503 to the first `fail_first` requests (or to
 /// every request while `failing` is set) and 200 after, and records every request.
 #[derive(Clone, Default)]
@@ -50,13 +70,6 @@ impl Receiver {
             axum::routing::post(move |headers: HeaderMap, body: String| {
                 let state = state.clone();
                 async move {
-                    let header = |n: &str| {
-                        headers
-                            .get(n)
-                            .and_then(|v| v.to_str().ok())
-                            .unwrap_or("")
-                            .to_string()
-                    };
                     let fail = {
                         let mut left = state.fail_first.lock().unwrap();
                         let fail = *left > 0 || *state.failing.lock().unwrap();
@@ -64,13 +77,11 @@ impl Receiver {
                         fail
                     };
                     let answered = if fail { 503 } else { 200 };
-                    state.got.lock().unwrap().push(Received {
-                        signature: header("joust-signature"),
-                        event: header("joust-event"),
-                        event_id: header("joust-event-id"),
-                        body,
-                        answered,
-                    });
+                    state
+                        .got
+                        .lock()
+                        .unwrap()
+                        .push(Received::of(&headers, body, answered));
                     AxumStatus::from_u16(answered).unwrap()
                 }
             }),

@@ -72,20 +72,11 @@ impl TlsReceiver {
             axum::routing::post(move |headers: HeaderMap, body: String| {
                 let state = state.clone();
                 async move {
-                    let header = |n: &str| {
-                        headers
-                            .get(n)
-                            .and_then(|v| v.to_str().ok())
-                            .unwrap_or("")
-                            .to_string()
-                    };
-                    state.got.lock().unwrap().push(Received {
-                        signature: header("joust-signature"),
-                        event: header("joust-event"),
-                        event_id: header("joust-event-id"),
-                        body,
-                        answered: 200,
-                    });
+                    state
+                        .got
+                        .lock()
+                        .unwrap()
+                        .push(Received::of(&headers, body, 200));
                     axum::http::StatusCode::OK
                 }
             }),
