@@ -302,42 +302,45 @@ async fn each_segment_reports_the_champion_of_its_own_outcomes() {
 async fn one_heavy_unit_does_not_decide_an_experiment_that_aggregates_by_unit() {
     let app = spawn_app().await;
     let mut decided = Vec::new();
+    // Decisive outcomes at which counting per query decided.
+    let mut needed = None;
     for aggregation in ["query", "unit"] {
         let id = create(
             &app,
             json!({"rankers": ["bm25", "bert"], "units": {"aggregation": aggregation, "window_seconds": 1}}),
         )
         .await;
-        // Post the heavy unit's queries until the experiment holds more decisive outcomes
-        // (self-duels are ties) than a per-query decision needs: one-sided, about 32 straight
-        // wins (the view's `outcomes_needed`). How many of the queries are decisive depends on
-        // the policy's choices, so the test counts them instead of assuming a share; 40 leaves
-        // a margin, and 3,000 queries bound a policy that would never compare the pair.
+        // Post the heavy unit's queries one at a time. Counted per query, the experiment is
+        // decided after some number of decisive outcomes (self-duels are ties); counted per
+        // unit, the same number of decisive outcomes must leave it undecided. How many queries
+        // that takes depends on the policy's choices, so the test counts decisive outcomes
+        // instead of assuming a share; 3,000 queries bound a policy that never compares the pair.
         let mut q = 0;
         let view = loop {
-            for _ in 0..50 {
-                let duel =
-                    duel_for(&app, id, json!({"unit": "heavy", "query": format!("q{q}")})).await;
-                q += 1;
-                let r = duel["rankers"].as_array().unwrap();
-                let winner = if r.iter().any(|x| x == "bert") {
-                    "bert"
-                } else {
-                    r[0].as_str().unwrap()
-                };
-                let (status, body) = app
-                    .outcome(duel["duel_token"].as_str().unwrap(), winner)
-                    .await;
-                assert_eq!(status, StatusCode::OK, "{body}");
-            }
+            let duel = duel_for(&app, id, json!({"unit": "heavy", "query": format!("q{q}")})).await;
+            q += 1;
+            let r = duel["rankers"].as_array().unwrap();
+            let winner = if r.iter().any(|x| x == "bert") {
+                "bert"
+            } else {
+                r[0].as_str().unwrap()
+            };
+            let (status, body) = app
+                .outcome(duel["duel_token"].as_str().unwrap(), winner)
+                .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            // The view waits until the outcome is applied.
             let view = app.experiment(id).await;
-            if view["outcomes_applied"].as_i64().unwrap() >= 40 {
-                break view;
+            let applied = view["outcomes_applied"].as_i64().unwrap();
+            match needed {
+                None if view["decision"]["decided"] == true => {
+                    needed = Some(applied);
+                    break view;
+                }
+                Some(n) if applied >= n => break view,
+                _ => {}
             }
-            assert!(
-                q < 3000,
-                "too few decisive outcomes after {q} queries: {view}"
-            );
+            assert!(q < 3000, "{q} queries: {view}");
         };
         if aggregation == "unit" {
             // bert beat bm25 once as far as units go: one unit, one pair.
