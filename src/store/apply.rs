@@ -12,8 +12,9 @@ use super::StoreError;
 /// A position in the apply order: (inserting transaction id, duel id).
 pub type Cursor = (i64, Uuid);
 
-/// The oldest transaction still running, as a number comparable with `outcomes.xid`.
-const HORIZON: &str = "pg_snapshot_xmin(pg_current_snapshot())::text::bigint";
+/// The oldest transaction still running, as a number comparable with `outcomes.xid` (and
+/// `conversions.xid`): rows below it are committed or never will be.
+pub(super) const HORIZON: &str = "pg_snapshot_xmin(pg_current_snapshot())::text::bigint";
 
 /// One acknowledged outcome row, as the owner applies it.
 #[derive(Debug, Clone)]

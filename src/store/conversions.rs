@@ -6,12 +6,10 @@ use sqlx::{PgPool, Postgres, Row, Transaction};
 use uuid::Uuid;
 
 use super::StoreError;
+use super::apply::HORIZON;
 
 /// A position in the conversions' apply order: (inserting transaction id, sequence number).
 pub type ConversionCursor = (i64, i64);
-
-/// The oldest transaction still running (see [`super::apply`]).
-const HORIZON: &str = "pg_snapshot_xmin(pg_current_snapshot())::text::bigint";
 
 /// One conversion to acknowledge.
 #[derive(Debug, Clone)]
