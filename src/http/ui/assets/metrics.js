@@ -53,6 +53,16 @@ const Metrics = (() => {
       : table;
   }
 
+  // What the metrics agree on: `metrics_agree` compares the metrics that have a champion, so
+  // a metric without one (no conversions yet) is named apart instead of counted as agreeing.
+  function agreement(metrics, champions) {
+    const without = metrics.filter((m) => !m.champion).map((m) => m.name);
+    if (!champions.length) return "No metric has a champion yet.";
+    if (!without.length) return `All ${metrics.length} metrics agree on ${champions[0]}.`;
+    const have = metrics.length - without.length;
+    return `${have === 1 ? "The one metric with a champion names" : `The ${have} metrics with a champion agree on`} ${champions[0]}; ${without.join(", ")} ${without.length === 1 ? "has" : "have"} no champion yet.`;
+  }
+
   function render(box, d) {
     const { el, clear, number } = Joust;
     clear(box);
@@ -69,8 +79,7 @@ const Metrics = (() => {
     // around this one, so the card says so in one line instead of drawing them again.
     const single = metrics.length <= 1;
     document.getElementById("metrics-summary").textContent = !single
-      ? (d.metrics_agree ? `All ${metrics.length} metrics agree${champions.length ? ` on ${champions[0]}` : ""}. The policy learns from ${d.primary_metric}.`
-        : "")
+      ? (d.metrics_agree ? `${agreement(metrics, champions)} The policy learns from ${d.primary_metric}.` : "")
       : `One metric (${metrics.length ? metrics[0].name : "click"}): the champion, decision and preference matrix on this page are its.`;
     if (single) return;
     for (const m of metrics) {
