@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::bandit::{Arm, BanditRng, BanditState, Outcome, Pair};
-use crate::store::apply::{self as store_apply, PendingRow, StateWrite};
 use crate::store;
+use crate::store::apply::{self as store_apply, PendingRow, StateWrite};
 
 use super::EngineError;
 use super::decision_events;

@@ -24,10 +24,10 @@ use std::time::Duration;
 
 use crate::bandit::{Arm, BanditRng, Outcome, Pair};
 use crate::interleave::{Interleaving, Outcome as Side, SoftOutcome};
+use crate::store;
 use crate::store::apply::{self as store_apply, PendingRow, StateWrite};
 use crate::store::conversions::{self, PendingConversion};
 use crate::store::metric_counts::{self, MetricDuel};
-use crate::store;
 
 use super::metric_settings::{Credit, Metric, Missing, add_cells};
 use super::{EngineError, Snapshot, offload};

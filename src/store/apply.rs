@@ -162,7 +162,9 @@ pub async fn write_state(
 
 /// Begins an application's transaction, one that commits without waiting for its WAL to reach
 /// the disk (see `engine::apply` for why an application may), in one round trip.
-pub async fn begin_without_flush(pool: &PgPool) -> Result<Transaction<'static, Postgres>, StoreError> {
+pub async fn begin_without_flush(
+    pool: &PgPool,
+) -> Result<Transaction<'static, Postgres>, StoreError> {
     Ok(pool
         .begin_with("BEGIN; SET LOCAL synchronous_commit = off")
         .await?)

@@ -78,7 +78,10 @@ mod tests {
             vec![(1, None), (22, Some(905)), (333, None)]
         );
         assert_eq!(waiting_ids(""), Vec::<Waiting>::new());
-        assert_eq!(waiting_ids("7,x, 8,9:y,10:11:12"), vec![(7, None), (8, None)]);
+        assert_eq!(
+            waiting_ids("7,x, 8,9:y,10:11:12"),
+            vec![(7, None), (8, None)]
+        );
         let longest = (0..IDS_PER_NOTICE as i64)
             .map(|i| format!("{}:{}", i64::MIN + i, i64::MIN + i))
             .collect::<Vec<_>>()
