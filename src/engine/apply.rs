@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::bandit::{Arm, BanditRng, BanditState, Outcome, Pair};
+use crate::store;
 use crate::store::apply::{self as store_apply, PendingRow, StateWrite};
-use crate::store::{self, outcomes};
 
 use super::EngineError;
 use super::decision_events;
@@ -125,9 +125,10 @@ pub async fn apply_outcomes(
         })
         .await;
 
-    let mut tx = pool.begin().await.map_err(store::StoreError::from)?;
-    store_apply::commit_without_flush(&mut tx).await?;
+    let mut tx = store_apply::begin_without_flush(pool).await?;
     let learned = base.metrics.click_is_primary();
+    let (wins, ties) = (cells(counted.wins), cells(counted.tie_cells));
+    let no_cells: &[(i32, i32, i64)] = &[];
     let write = StateWrite {
         experiment: id,
         from_version,
@@ -135,6 +136,9 @@ pub async fn apply_outcomes(
         applied: if learned { counted.applied } else { 0 },
         ties: if learned { counted.ties } else { 0 },
         through,
+        // The policy's metric's counts are written with the state.
+        win_cells: if learned { &wins } else { no_cells },
+        tie_cells: if learned { &ties } else { no_cells },
     };
     // The state row first: its lock orders this write after any other, and a stale base stops
     // here, before anything else is written.
@@ -142,11 +146,7 @@ pub async fn apply_outcomes(
         tx.rollback().await.map_err(store::StoreError::from)?;
         return Ok(Applied::Stale);
     }
-    let (wins, ties) = (cells(counted.wins), cells(counted.tie_cells));
-    if learned {
-        outcomes::add_wins(&mut tx, id, &wins).await?;
-        outcomes::add_ties(&mut tx, id, &ties).await?;
-    } else {
+    if !learned {
         store::metric_counts::add(&mut tx, id, CLICK, &wins, &ties).await?;
     }
     store::metric_counts::open(&mut tx, id, &to_open).await?;

@@ -24,10 +24,10 @@ use std::time::Duration;
 
 use crate::bandit::{Arm, BanditRng, Outcome, Pair};
 use crate::interleave::{Interleaving, Outcome as Side, SoftOutcome};
+use crate::store;
 use crate::store::apply::{self as store_apply, PendingRow, StateWrite};
 use crate::store::conversions::{self, PendingConversion};
 use crate::store::metric_counts::{self, MetricDuel};
-use crate::store::{self, outcomes};
 
 use super::metric_settings::{Credit, Metric, Missing, add_cells};
 use super::{EngineError, Snapshot, offload};
@@ -226,10 +226,14 @@ async fn write(
         (snap, policy_state, applied, ties)
     })
     .await;
-    let mut tx = pool.begin().await.map_err(store::StoreError::from)?;
     // Derived from durable rows (conversions) and the clock: after a crash before the flush,
     // the same application is made again.
-    store_apply::commit_without_flush(&mut tx).await?;
+    let mut tx = store_apply::begin_without_flush(pool).await?;
+    // The policy's metric's counts are written with the state.
+    let (win_cells, tie_cells) = match cells.get(primary.as_str()).filter(|_| learns) {
+        Some(c) => (c.wins(), c.ties()),
+        None => (Vec::new(), Vec::new()),
+    };
     let write = StateWrite {
         experiment: id,
         from_version: snap.version - 1,
@@ -237,6 +241,8 @@ async fn write(
         applied,
         ties,
         through: snap.applied_through,
+        win_cells: &win_cells,
+        tie_cells: &tie_cells,
     };
     // The state row first: its lock orders this write after any other, and a stale base stops
     // here, before anything else is written.
@@ -252,10 +258,6 @@ async fn write(
             tx.rollback().await.map_err(store::StoreError::from)?;
             return Ok(MetricStep::Stale);
         }
-    }
-    if let Some(c) = cells.get(primary.as_str()).filter(|_| learns) {
-        outcomes::add_wins(&mut tx, id, &c.wins()).await?;
-        outcomes::add_ties(&mut tx, id, &c.ties()).await?;
     }
     for (metric, wins, ties) in &other {
         metric_counts::add(&mut tx, id, metric, wins, ties).await?;

@@ -81,6 +81,9 @@ struct Inner {
     nudged: HashSet<i64>,
     /// The last outcome acknowledged here, per experiment, in apply order.
     acked: HashMap<i64, Cursor>,
+    /// Of experiments owned here: the transaction id of the last outcome another replica
+    /// announced it acknowledged, until it is applied.
+    announced: HashMap<i64, i64>,
     /// When this replica last sent notices to other owners.
     noticed_at: Option<Instant>,
 }
@@ -134,14 +137,35 @@ impl Owners {
     }
 
     /// Another replica acknowledged outcomes of these experiments: wake the appliers of those
-    /// owned here. (Experiments owned nowhere are taken by the replica that acknowledged them,
-    /// or found by the poll.)
-    fn outcomes_waiting(&self, ids: &[i64]) {
-        let inner = self.inner.lock().unwrap();
-        for id in ids {
-            if let Some(owned) = inner.owned.get(id) {
-                owned.wake.notify_one();
+    /// owned here, and note how far each must apply to have them all. (Experiments owned nowhere
+    /// are taken by the replica that acknowledged them, or found by the poll.)
+    fn outcomes_waiting(&self, waiting: &[notices::Waiting]) {
+        let mut inner = self.inner.lock().unwrap();
+        for &(id, xid) in waiting {
+            let Some(owned) = inner.owned.get(&id) else {
+                continue;
+            };
+            owned.wake.notify_one();
+            if let Some(xid) = xid {
+                let last = inner.announced.entry(id).or_insert(xid);
+                *last = (*last).max(xid);
             }
+        }
+    }
+
+    /// Whether the experiment has outcomes that another replica announced and that are not
+    /// applied through `applied`. Every row of a transaction commits at once, so once any row of
+    /// the announced transaction is applied, all of them are (an application that reached its
+    /// row limit goes on at once).
+    fn announced_behind(&self, id: i64, applied: Cursor) -> bool {
+        let mut inner = self.inner.lock().unwrap();
+        match inner.announced.get(&id) {
+            Some(&xid) if xid > applied.0 => true,
+            Some(_) => {
+                inner.announced.remove(&id);
+                false
+            }
+            None => false,
         }
     }
 
@@ -232,6 +256,12 @@ impl Owners {
         self.inner.lock().unwrap().acked.get(&id).copied()
     }
 
+    /// Whether outcomes acknowledged for the experiment, here or (as announced) by another
+    /// replica, are not applied through `applied` yet.
+    fn behind(&self, id: i64, applied: Cursor) -> bool {
+        self.acked(id).is_some_and(|acked| acked > applied) || self.announced_behind(id, applied)
+    }
+
     /// Stops every applier: the session that held the locks is gone.
     fn lose_all(&self) {
         let mut inner = self.inner.lock().unwrap();
@@ -239,6 +269,7 @@ impl Owners {
             owned.alive.store(false, Ordering::SeqCst);
             owned.wake.notify_one();
         }
+        inner.announced.clear();
     }
 
     /// One turn of the ownership loop on the dedicated session `conn`: take the experiments
@@ -251,7 +282,11 @@ impl Owners {
     ) -> Result<bool, StoreError> {
         let mut asked = false;
         while let Ok(id) = ended.try_recv() {
-            let alive = self.inner.lock().unwrap().owned.remove(&id);
+            let alive = {
+                let mut inner = self.inner.lock().unwrap();
+                inner.announced.remove(&id);
+                inner.owned.remove(&id)
+            };
             if let Some(owned) = alive {
                 owned.alive.store(false, Ordering::SeqCst);
             }
@@ -260,8 +295,9 @@ impl Owners {
         }
         let nudged = std::mem::take(&mut self.inner.lock().unwrap().nudged);
         let mut candidates: Vec<i64> = nudged.iter().copied().collect();
-        // Experiments with outcomes acknowledged here that another replica owns: told below.
-        let mut owned_elsewhere = Vec::new();
+        // Experiments with outcomes acknowledged here that another replica owns: told below, each
+        // with the last outcome's transaction id.
+        let mut owned_elsewhere: Vec<i64> = Vec::new();
         if poll {
             // A failed poll (the pool's problem, not the session's) waits for the next turn.
             match store_apply::experiments_with_pending(&self.pool).await {
@@ -303,7 +339,14 @@ impl Owners {
             }
         }
         if !owned_elsewhere.is_empty() {
-            notices::notify_outcomes_waiting(conn, &owned_elsewhere).await?;
+            let waiting: Vec<notices::Waiting> = {
+                let inner = self.inner.lock().unwrap();
+                owned_elsewhere
+                    .iter()
+                    .map(|&id| (id, inner.acked.get(&id).map(|at| at.0)))
+                    .collect()
+            };
+            notices::notify_outcomes_waiting(conn, &waiting).await?;
             self.inner.lock().unwrap().noticed_at = Some(Instant::now());
             asked = true;
         }
@@ -501,16 +544,16 @@ impl Applier {
         }
     }
 
-    /// Waits until woken, or until the next look for rows: soon for outcomes acknowledged here
-    /// but not yet final (an older transaction is still running), after [`POLL_INTERVAL`]
-    /// otherwise.
+    /// Waits until woken, or until the next look for rows: soon for outcomes acknowledged (here,
+    /// or as another replica announced) but not yet final (an older transaction is still
+    /// running), after [`POLL_INTERVAL`] otherwise. Without the announced ones, the last rows a
+    /// notice announced while an older transaction held them back waited for the poll.
     async fn idle_wait(&self, behind_wait: &mut Duration) {
         let behind = self
             .owners
             .upgrade()
-            .and_then(|o| o.acked(self.id))
             .zip(self.cache.get(self.id))
-            .is_some_and(|(acked, snap)| acked > snap.applied_through);
+            .is_some_and(|(owners, snap)| owners.behind(self.id, snap.applied_through));
         let wait = if behind {
             let wait = *behind_wait;
             *behind_wait = (*behind_wait * 2).min(BEHIND_WAIT_MAX);

@@ -1,14 +1,15 @@
 //! Reading every count table of one experiment in one statement: the win and tie counts, each
-//! other metric's, each segment's (with the segment labels) and the unit-level wins. One round
-//! trip where one statement per table took eight; a reload of a snapshot pays it
-//! ([`super::state::load_consistent`]), and replicas that do not own an experiment reload it at
-//! every refresh while its version moves.
+//! other metric's, each segment's (with the segment labels) and the unit-level wins, and its
+//! rankers. One round trip where one statement per table took nine; a reload of a snapshot pays
+//! it ([`super::state::load_consistent`]), and replicas that do not own an experiment reload it
+//! at every refresh while its version moves.
 
 use std::collections::BTreeMap;
 
 use sqlx::PgConnection;
 
 use super::StoreError;
+use super::experiments::RankerRow;
 use super::metric_counts::MetricCounts;
 use super::segments::SegmentRows;
 
@@ -25,6 +26,8 @@ pub struct Cells {
     pub segments: SegmentRows,
     /// The unit-level win cells `(winner, loser, wins)`.
     pub unit_wins: Vec<(i32, i32, i64)>,
+    /// The rankers, by index.
+    pub rankers: Vec<RankerRow>,
 }
 
 /// Which table a row of [`READ`] comes from.
@@ -36,9 +39,11 @@ const SEGMENT_LABELS: i16 = 4;
 const SEGMENT_WINS: i16 = 5;
 const SEGMENT_TIES: i16 = 6;
 const UNIT_WINS: i16 = 7;
+const RANKERS: i16 = 8;
 
-/// Each row: its table, a text (the metric, or the segment's label), the segment index, the
-/// cell's two rankers and its count. Unused columns are NULL.
+/// Each row: its table, a text (the metric, the segment's label or the ranker's name), the
+/// segment index, the cell's two rankers (a ranker's index and whether it is retired, 1 or 0)
+/// and its count. Unused columns are NULL.
 const READ: &str = "
     SELECT 0::smallint, NULL::text, NULL::smallint, winner, loser, wins
       FROM win_counts WHERE experiment_id = $1
@@ -55,7 +60,9 @@ const READ: &str = "
     UNION ALL SELECT 6::smallint, NULL, segment, a, b, ties
       FROM segment_tie_counts WHERE experiment_id = $1
     UNION ALL SELECT 7::smallint, NULL, NULL, winner, loser, wins
-      FROM unit_win_counts WHERE experiment_id = $1";
+      FROM unit_win_counts WHERE experiment_id = $1
+    UNION ALL SELECT 8::smallint, name, NULL, idx, (retired_at IS NOT NULL)::int, NULL
+      FROM rankers WHERE experiment_id = $1";
 
 type CellRow = (
     i16,
@@ -101,10 +108,23 @@ pub async fn read(conn: &mut PgConnection, experiment: i64) -> Result<Cells, Sto
                 out.segments.ties.push((seg(), a, b, n));
             }
             UNIT_WINS => out.unit_wins.push(cell()?),
-            _ => unreachable!("the statement tags rows 0 to 7"),
+            RANKERS => match (x, y) {
+                (Some(idx), Some(retired)) => out.rankers.push(RankerRow {
+                    idx,
+                    name: text(),
+                    retired: retired != 0,
+                }),
+                _ => {
+                    return Err(StoreError::Database(sqlx::Error::Protocol(format!(
+                        "a ranker of experiment {experiment} has a NULL column"
+                    ))));
+                }
+            },
+            _ => unreachable!("the statement tags rows 0 to 8"),
         }
     }
-    // By index, as the labels are numbered.
+    // By index, as the labels and the rankers are numbered.
     out.segments.labels.sort_unstable_by_key(|(idx, _)| *idx);
+    out.rankers.sort_unstable_by_key(|r| r.idx);
     Ok(out)
 }

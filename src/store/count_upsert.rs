@@ -68,6 +68,42 @@ pub enum Key<'a> {
     Segments(&'a [i16]),
 }
 
+/// The upsert of an unkeyed `table` as one part of a larger statement (a data-modifying `WITH`
+/// query): the experiment in parameter `$experiment`, the cells' three columns in `$cells`,
+/// `$cells + 1` and `$cells + 2` (`int[]`, `int[]`, `bigint[]`), added only when `condition`
+/// holds. Empty arrays add nothing. What [`add`] writes, without a round trip of its own.
+pub fn upsert_part(table: &CountTable, experiment: usize, cells: usize, condition: &str) -> String {
+    assert!(table.key.is_none(), "{} is keyed", table.name);
+    let CountTable {
+        name,
+        rankers: [x, y],
+        count,
+        ..
+    } = table;
+    let (c1, c2) = (cells + 1, cells + 2);
+    format!(
+        "INSERT INTO {name} (experiment_id, {x}, {y}, {count})
+         SELECT ${experiment}, x, y, n
+         FROM UNNEST(${cells}::int[], ${c1}::int[], ${c2}::bigint[]) AS t(x, y, n)
+         WHERE {condition}
+         ON CONFLICT (experiment_id, {x}, {y})
+         DO UPDATE SET {count} = {name}.{count} + EXCLUDED.{count}"
+    )
+}
+
+/// The columns of `(x, y, n)` cells, as [`upsert_part`] and [`add`] bind them.
+pub fn columns(cells: &[(i32, i32, i64)]) -> (Vec<i32>, Vec<i32>, Vec<i64>) {
+    let mut xs = Vec::with_capacity(cells.len());
+    let mut ys = Vec::with_capacity(cells.len());
+    let mut ns = Vec::with_capacity(cells.len());
+    for &(a, b, n) in cells {
+        xs.push(a);
+        ys.push(b);
+        ns.push(n);
+    }
+    (xs, ys, ns)
+}
+
 /// Adds `(x, y, n)` cells to one experiment's counts in `table`.
 pub async fn add(
     tx: &mut Transaction<'_, Postgres>,
@@ -99,14 +135,7 @@ pub async fn add(
          ON CONFLICT (experiment_id, {key_column}{x}, {y})
          DO UPDATE SET {count} = {name}.{count} + EXCLUDED.{count}"
     );
-    let mut xs = Vec::with_capacity(cells.len());
-    let mut ys = Vec::with_capacity(cells.len());
-    let mut ns = Vec::with_capacity(cells.len());
-    for &(a, b, n) in cells {
-        xs.push(a);
-        ys.push(b);
-        ns.push(n);
-    }
+    let (xs, ys, ns) = columns(cells);
     let query = sqlx::query(&sql)
         .bind(experiment)
         .bind(&xs)

@@ -9,22 +9,30 @@ use sqlx::postgres::{PgListener, PgPool};
 use super::StoreError;
 
 /// The channel of "outcomes of these experiments wait for their owner"; the payload is the
-/// experiment ids, separated by commas.
+/// experiments, separated by commas, each as its id and the transaction id of the last outcome
+/// acknowledged for it (`id:xid`), or as its id alone.
 pub const OUTCOMES_WAITING: &str = "joust_outcomes_waiting";
 
-/// Ids per notification: a payload must stay under 8,000 bytes (an id is at most 20 digits and a
-/// comma).
-const IDS_PER_NOTICE: usize = 300;
+/// Experiments per notification: a payload must stay under 8,000 bytes (an id and an xid are at
+/// most 20 digits each, with a colon and a comma).
+const IDS_PER_NOTICE: usize = 150;
 
-/// Sends [`OUTCOMES_WAITING`] for `ids` (delivered when the statement commits, on its own).
+/// One experiment of a notice: its id and the transaction id of the last outcome acknowledged
+/// for it, which tells its owner how far it must apply before it has them all.
+pub type Waiting = (i64, Option<i64>);
+
+/// Sends [`OUTCOMES_WAITING`] for `waiting` (delivered when the statement commits, on its own).
 pub async fn notify_outcomes_waiting(
     conn: &mut PgConnection,
-    ids: &[i64],
+    waiting: &[Waiting],
 ) -> Result<(), StoreError> {
-    for chunk in ids.chunks(IDS_PER_NOTICE) {
+    for chunk in waiting.chunks(IDS_PER_NOTICE) {
         let payload = chunk
             .iter()
-            .map(i64::to_string)
+            .map(|(id, xid)| match xid {
+                Some(xid) => format!("{id}:{xid}"),
+                None => id.to_string(),
+            })
             .collect::<Vec<_>>()
             .join(",");
         sqlx::query("SELECT pg_notify($1, $2)")
@@ -36,11 +44,17 @@ pub async fn notify_outcomes_waiting(
     Ok(())
 }
 
-/// The experiment ids of an [`OUTCOMES_WAITING`] payload (anything else in it is ignored).
-pub fn waiting_ids(payload: &str) -> Vec<i64> {
+/// The experiments of an [`OUTCOMES_WAITING`] payload (anything else in it is ignored).
+pub fn waiting_ids(payload: &str) -> Vec<Waiting> {
     payload
         .split(',')
-        .filter_map(|id| id.trim().parse().ok())
+        .filter_map(|entry| {
+            let (id, xid) = match entry.split_once(':') {
+                Some((id, xid)) => (id, Some(xid.trim().parse().ok()?)),
+                None => (entry, None),
+            };
+            Some((id.trim().parse().ok()?, xid))
+        })
         .collect()
 }
 
@@ -58,12 +72,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn payloads_carry_ids_and_ignore_the_rest() {
-        assert_eq!(waiting_ids("1,22,333"), vec![1, 22, 333]);
-        assert_eq!(waiting_ids(""), Vec::<i64>::new());
-        assert_eq!(waiting_ids("7,x, 8"), vec![7, 8]);
-        let ids: Vec<i64> = (0..IDS_PER_NOTICE as i64).map(|i| i64::MIN + i).collect();
-        let longest = ids.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+    fn payloads_carry_ids_and_xids_and_ignore_the_rest() {
+        assert_eq!(
+            waiting_ids("1,22:905,333"),
+            vec![(1, None), (22, Some(905)), (333, None)]
+        );
+        assert_eq!(waiting_ids(""), Vec::<Waiting>::new());
+        assert_eq!(
+            waiting_ids("7,x, 8,9:y,10:11:12"),
+            vec![(7, None), (8, None)]
+        );
+        let longest = (0..IDS_PER_NOTICE as i64)
+            .map(|i| format!("{}:{}", i64::MIN + i, i64::MIN + i))
+            .collect::<Vec<_>>()
+            .join(",");
         assert!(longest.len() < 8000, "{}", longest.len());
     }
 }

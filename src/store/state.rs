@@ -43,7 +43,6 @@ pub async fn load(
     let Some(experiment) = experiments::get(&mut *conn, id).await? else {
         return Ok(None);
     };
-    let rankers = experiments::rankers(&mut *conn, id).await?;
     let row = sqlx::query(
         "SELECT version, policy_state, outcomes_applied, ties_applied, updated_at,
                 applied_xid, applied_duel, conversions_xid, conversions_seq
@@ -52,10 +51,11 @@ pub async fn load(
     .bind(id)
     .fetch_one(&mut *conn)
     .await?;
+    // The rankers come with the counts.
     let cells = super::cells::read(&mut *conn, id).await?;
     Ok(Some(StoredExperiment {
         experiment,
-        rankers,
+        rankers: cells.rankers,
         version: row.try_get("version")?,
         policy_state: row.try_get("policy_state")?,
         outcomes_applied: row.try_get("outcomes_applied")?,
@@ -76,8 +76,8 @@ pub async fn load(
 
 /// [`load`] in a repeatable-read transaction of its own: the counts, the cursor and the state
 /// all as of one moment. Replicas that do not own an experiment run this at every refresh while
-/// its version moves, so it is kept to few round trips: the isolation level comes with `BEGIN`,
-/// and every count table is read by one statement ([`super::cells`]).
+/// its version moves, so it is kept to few round trips (five): the isolation level comes with
+/// `BEGIN`, and the rankers and every count table are read by one statement ([`super::cells`]).
 pub async fn load_consistent(
     pool: &sqlx::PgPool,
     id: i64,
