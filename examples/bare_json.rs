@@ -1,11 +1,15 @@
 //! The baseline of `scripts/bench-http`: a bare axum handler that parses a small JSON body and
-//! answers JSON, on the same runtime settings as `joust serve` and nothing else (no database, no
-//! keys, no metrics). Every figure of the HTTP benchmark is read against it:
+//! answers JSON, on the same runtime settings and global allocator as `joust serve` and nothing
+//! else (no database, no keys, no metrics). Every figure of the HTTP benchmark is read against it:
 //!
 //!     cargo run --release --example bare_json -- 127.0.0.1:18180
 
 use axum::{Json, Router, routing::post};
 use serde_json::{Value, json};
+
+// The allocator of `joust serve` (src/main.rs), so the baseline gains whatever joust gains from it.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 async fn answer(Json(body): Json<Value>) -> Json<Value> {
     Json(json!({ "ok": true, "fields": body.as_object().map_or(0, |o| o.len()) }))
