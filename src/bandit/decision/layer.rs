@@ -338,7 +338,7 @@ mod tests {
         w.add_wins(2, 0, 100);
         w.add_wins(2, 1, 1000);
         w.add_wins(1, 2, 1000);
-        assert!(2.0 * ESTABLISHED_PER_RIVAL <= 2960.0);
+        const { assert!(2.0 * ESTABLISHED_PER_RIVAL <= 2960.0) };
         let active = [true; 3];
         let view = view_of(&w, &active);
         let layer = DecisionLayer::new(DecisionSettings {
