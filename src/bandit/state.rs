@@ -152,15 +152,14 @@ impl BanditState {
         self.active.iter().filter(|a| **a).count()
     }
 
-    /// The next duel (read-only): the policy's, or in place of its self-duel of an arm not yet
-    /// decided, a confirmation duel of the decision layer.
+    /// The next duel (read-only): the policy's, or in its place, while nothing is decided, a
+    /// confirmation duel of the decision layer (see [`decision::DecisionLayer::confirmation`]).
     #[inline]
     pub fn select<R: Rng + ?Sized>(&self, rng: &mut R) -> Pair {
         let view = self.view();
         let pair = self.policy.select(&view, rng);
-        if pair.first == pair.second
-            && self.policy.accepts_confirmations()
-            && let Some(confirmation) = self.decision.confirmation(&view, pair.first, rng)
+        if self.policy.accepts_confirmations()
+            && let Some(confirmation) = self.decision.confirmation(&view, pair, rng)
         {
             return confirmation;
         }
@@ -233,9 +232,16 @@ impl BanditState {
         multi::check_size(m, self.policy.max_rankers_per_query())?;
         let view = self.view();
         let set = self.policy.select_set(&view, m, rng)?;
-        if let [only] = set[..]
+        // A set of one or two is a duel, and the layer treats it as `select` does; a larger set
+        // is the policy's own.
+        let proposed = match set[..] {
+            [only] => Some(Pair::new(only, only)),
+            [first, second] => Some(Pair::new(first, second)),
+            _ => None,
+        };
+        if let Some(proposed) = proposed
             && self.policy.accepts_confirmations()
-            && let Some(confirmation) = self.decision.confirmation(&view, only, rng)
+            && let Some(confirmation) = self.decision.confirmation(&view, proposed, rng)
         {
             return Ok(multi::pair_set(confirmation));
         }

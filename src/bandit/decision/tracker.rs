@@ -31,6 +31,8 @@ pub struct Tracker {
     beaten: Vec<u32>,
     /// Arms whose `holds` covers every other active arm: decided Condorcet winners.
     full: usize,
+    /// Comparisons of the arm with active rivals, in all (the counts of its row).
+    compared: Vec<f64>,
     /// Entry `i * k + j`: the lower bound of P(i beats j) (-inf with no comparison), kept up to
     /// [`KEPT_BOUNDS`] arms (4 k^2 bytes); above, bounds are computed when asked. The counts'
     /// statements are read from these single-precision bounds, so they may differ from
@@ -52,11 +54,15 @@ impl Tracker {
             holds: vec![0; k],
             beaten: vec![0; k],
             full: 0,
+            compared: vec![0.0; k],
             lower: (k <= KEPT_BOUNDS).then(|| vec![f32::NEG_INFINITY; k * k]),
         };
         for (x, &i) in active.iter().enumerate() {
             for &j in &active[x + 1..] {
                 t.apply(view, i, j, true);
+                let n = view.count(i, j);
+                t.compared[i] += n;
+                t.compared[j] += n;
             }
         }
         t.full = active.iter().filter(|&&a| t.is_full(a)).count();
@@ -130,12 +136,42 @@ impl Tracker {
     pub fn before(&mut self, view: &View, i: Arm, j: Arm) {
         self.full -= self.is_full(i) as usize + self.is_full(j) as usize;
         self.apply(view, i, j, false);
+        let n = view.count(i, j);
+        self.compared[i] -= n;
+        self.compared[j] -= n;
     }
 
     /// Call after the counts of the pair (`i`, `j`) changed.
     pub fn after(&mut self, view: &View, i: Arm, j: Arm) {
         self.apply(view, i, j, true);
         self.full += self.is_full(i) as usize + self.is_full(j) as usize;
+        let n = view.count(i, j);
+        self.compared[i] += n;
+        self.compared[j] += n;
+    }
+
+    /// Active arms other than one.
+    pub fn rivals(&self) -> usize {
+        self.active.saturating_sub(1)
+    }
+
+    /// Comparisons of `arm` with active rivals so far (O(1)).
+    pub fn compared(&self, arm: Arm) -> f64 {
+        self.compared[arm]
+    }
+
+    /// The active rival that beats `arm` by the widest confident margin (highest lower bound of
+    /// P(j beats arm) above 1/2 + epsilon), if any beats it. O(K).
+    pub fn strongest_beater(&self, view: &View, arm: Arm) -> Option<Arm> {
+        let beat = (0.5 + self.epsilon) as f32;
+        let mut best: Option<(f32, Arm)> = None;
+        for j in view.active_arms().filter(|&j| j != arm) {
+            let lower = self.lower_bound(view, j, arm);
+            if lower > beat && best.is_none_or(|(b, _)| lower > b) {
+                best = Some((lower, j));
+            }
+        }
+        best.map(|(_, j)| j)
     }
 
     /// Whether some arm is a decided Condorcet winner (O(1)).
@@ -226,6 +262,7 @@ mod tests {
                 );
                 assert_eq!(t.full, fresh.full);
                 assert_eq!(t.lower, fresh.lower);
+                assert_eq!(t.compared, fresh.compared);
                 let d = decide(&view_of(&w, &active), &settings);
                 assert_eq!(t.condorcet_decided(), d.champion.is_some());
             }
