@@ -3,11 +3,10 @@
 //! what was already recorded for the others; the experiment's owner later adds to the win and tie counts in the
 //! transaction that writes the state (see [`super::apply`]).
 
-use sqlx::{PgPool, Postgres, Row, Transaction};
+use sqlx::{PgPool, Row};
 use uuid::Uuid;
 
 use super::StoreError;
-use super::count_upsert::{self, Key};
 
 /// One outcome row to insert.
 #[derive(Debug, Clone)]
@@ -159,22 +158,4 @@ pub async fn recorded(
             ))
         })
         .collect()
-}
-
-/// Adds win counts `(winner, loser, n)` for one experiment.
-pub async fn add_wins(
-    tx: &mut Transaction<'_, Postgres>,
-    experiment: i64,
-    cells: &[(i32, i32, i64)],
-) -> Result<(), StoreError> {
-    count_upsert::add(tx, &count_upsert::WIN_COUNTS, experiment, Key::None, cells).await
-}
-
-/// Adds tie counts `(a, b, n)` with a <= b for one experiment.
-pub async fn add_ties(
-    tx: &mut Transaction<'_, Postgres>,
-    experiment: i64,
-    cells: &[(i32, i32, i64)],
-) -> Result<(), StoreError> {
-    count_upsert::add(tx, &count_upsert::TIE_COUNTS, experiment, Key::None, cells).await
 }
