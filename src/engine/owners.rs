@@ -295,8 +295,8 @@ impl Owners {
         }
         let nudged = std::mem::take(&mut self.inner.lock().unwrap().nudged);
         let mut candidates: Vec<i64> = nudged.iter().copied().collect();
-        // Experiments with outcomes acknowledged here that another replica owns: told below, each
-        // with the last outcome's transaction id.
+        // Experiments with outcomes acknowledged here that another replica owns: told below (the
+        // notice adds each one's last acknowledged transaction id).
         let mut owned_elsewhere: Vec<i64> = Vec::new();
         if poll {
             // A failed poll (the pool's problem, not the session's) waits for the next turn.

@@ -219,11 +219,8 @@ impl DecisionLayer {
             }
             let candidate = leader(t, view, own)?;
             let rival = t.weakest_rival(view, candidate)?;
-            let same = |p: Pair| {
-                (p.first, p.second) == (candidate, rival)
-                    || (p.second, p.first) == (candidate, rival)
-            };
-            if same(proposed) {
+            // The policy's duel is already this one, in either order: nothing to replace.
+            if proposed == Pair::new(candidate, rival) || proposed == Pair::new(rival, candidate) {
                 return None;
             }
             // Either order: a position bias of the interleaving falls on both sides alike.
