@@ -1,6 +1,7 @@
 //! Creating and changing experiments. Every change runs in a transaction that locks the state
 //! row, then bumps the version so that every replica reloads.
 
+use super::json_object::{non_null_object, non_null_objects, nullable_object};
 use super::non_null::non_null;
 use rand::{Rng, SeedableRng};
 use serde::Deserialize;
@@ -47,7 +48,7 @@ pub struct CreateExperiment {
     pub rankers: Vec<String>,
     /// The bandit policy; when omitted, `auto` (its current version), or `self_sparring` above
     /// two rankers per query ([`PolicySpec::recorded`]).
-    #[serde(default, deserialize_with = "non_null")]
+    #[serde(default, deserialize_with = "non_null_object")]
     pub policy: Option<PolicySpec>,
     #[serde(default, deserialize_with = "non_null")]
     pub attribution_window_secs: Option<i64>,
@@ -57,35 +58,35 @@ pub struct CreateExperiment {
     pub tie_rule: Option<TieRule>,
     /// How duels of this experiment are interleaved (Team-Draft by default; Team-Draft
     /// Multileave when queries compare more than two rankers).
-    #[serde(default, deserialize_with = "non_null")]
+    #[serde(default, deserialize_with = "non_null_object")]
     pub interleaving: Option<InterleavingSpec>,
     /// How many rankers each query compares: 2 (a duel, the default) up to
     /// [`MAX_RANKERS_PER_QUERY`] (a multileaved list; needs a policy and a method that take it).
     #[serde(default, deserialize_with = "non_null")]
     pub rankers_per_query: Option<usize>,
     /// The origins whose pages may post clicks with no API key (off when omitted).
-    #[serde(default, deserialize_with = "non_null")]
+    #[serde(default, deserialize_with = "non_null_object")]
     pub browser_clicks: Option<BrowserClicks>,
     /// How the decision is made; omitted settings take their defaults.
-    #[serde(default, deserialize_with = "non_null")]
+    #[serde(default, deserialize_with = "non_null_object")]
     pub decision: Option<DecisionSettingsInput>,
     /// Conclude once decided (off when omitted).
-    #[serde(default, deserialize_with = "non_null")]
+    #[serde(default, deserialize_with = "non_null_object")]
     pub stop_rule: Option<StopRule>,
     /// Where decision events are posted (none when omitted).
-    #[serde(default, deserialize_with = "non_null")]
+    #[serde(default, deserialize_with = "non_null_object")]
     pub webhook: Option<Webhook>,
     /// What duels are measured by (`click` only when omitted).
-    #[serde(default, deserialize_with = "non_null")]
+    #[serde(default, deserialize_with = "non_null_objects")]
     pub metrics: Option<Vec<MetricInput>>,
     /// The metric the policy learns from (`click` when omitted).
     #[serde(default, deserialize_with = "non_null")]
     pub primary_metric: Option<String>,
     /// How duel requests naming a unit are treated (the defaults when omitted).
-    #[serde(default, deserialize_with = "non_null")]
+    #[serde(default, deserialize_with = "non_null_object")]
     pub units: Option<UnitSettings>,
     /// How many segment labels the experiment accepts (the default when omitted).
-    #[serde(default, deserialize_with = "non_null")]
+    #[serde(default, deserialize_with = "non_null_object")]
     pub segments: Option<SegmentSettings>,
 }
 
@@ -96,16 +97,16 @@ pub struct PatchExperiment {
     #[serde(default, deserialize_with = "non_null")]
     pub status: Option<Status>,
     /// Absent: unchanged; `null`: browser clicks off; an object: the new origins.
-    #[serde(default, deserialize_with = "non_null")]
+    #[serde(default, deserialize_with = "nullable_object")]
     pub browser_clicks: Option<Option<BrowserClicks>>,
     /// The decision settings to change; the others keep their values.
-    #[serde(default, deserialize_with = "non_null")]
+    #[serde(default, deserialize_with = "non_null_object")]
     pub decision: Option<DecisionSettingsInput>,
     /// Absent: unchanged; `null`: off; an object: the new rule.
-    #[serde(default, deserialize_with = "non_null")]
+    #[serde(default, deserialize_with = "nullable_object")]
     pub stop_rule: Option<Option<StopRule>>,
     /// Absent: unchanged; `null`: no webhook; an object: the new URL and secret.
-    #[serde(default, deserialize_with = "non_null")]
+    #[serde(default, deserialize_with = "nullable_object")]
     pub webhook: Option<Option<Webhook>>,
 }
 

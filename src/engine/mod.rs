@@ -18,6 +18,7 @@ pub mod experiments;
 pub mod history;
 pub mod interleaving_config;
 pub mod interleavings;
+pub mod json_object;
 pub mod json_words;
 pub mod memory_budget;
 pub mod metric_apply;

@@ -4,6 +4,8 @@
 use axum::response::IntoResponse;
 use serde::Deserialize;
 
+use crate::engine::json_object::objects;
+
 use crate::engine::conversions::{ConversionInput, MAX_CONVERSION_BATCH};
 
 use super::auth::IngestAccess;
@@ -21,6 +23,7 @@ pub async fn create(
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Batch {
+    #[serde(deserialize_with = "objects")]
     conversions: Vec<ConversionInput>,
 }
 

@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::error::ApiError;
 use super::server::BodyDeadline;
 use crate::engine::ErrorCode;
+use crate::engine::json_object::Object;
 use crate::engine::json_words::in_json_words;
 
 /// A JSON body. Malformed JSON is 400 `invalid_json`; JSON of the wrong shape is 422
@@ -118,16 +119,19 @@ async fn read_json<S: Send + Sync, T: DeserializeOwned>(
     // that fails here is parsed again that way below, so errors read exactly as before. Both
     // parses run the same serde_json deserializer and reject trailing bytes, so they accept the
     // same bodies.
-    if let Ok(value) = serde_json::from_slice::<T>(&bytes) {
+    //
+    // Every documented body is an object: `Object` refuses the array a derived struct would
+    // also take (see engine::json_object).
+    if let Ok(Object(value)) = serde_json::from_slice::<Object<T>>(&bytes) {
         return Ok(value);
     }
-    match axum::Json::<T>::from_bytes(&bytes) {
-        Ok(axum::Json(v)) => Ok(v),
+    match axum::Json::<Object<T>>::from_bytes(&bytes) {
+        Ok(axum::Json(Object(v))) => Ok(v),
         // The common case is answered above without building a tree; only a body of the
         // wrong shape is looked at again for integral floats.
-        Err(rejection @ JsonRejection::JsonDataError(_)) => {
-            from_integral_floats(&bytes).ok_or_else(|| json_rejection(rejection))
-        }
+        Err(rejection @ JsonRejection::JsonDataError(_)) => from_integral_floats(&bytes)
+            .map(|Object(v)| v)
+            .ok_or_else(|| json_rejection(rejection)),
         Err(rejection) => Err(json_rejection(rejection)),
     }
 }

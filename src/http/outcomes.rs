@@ -3,6 +3,8 @@
 use axum::response::IntoResponse;
 use serde::Deserialize;
 
+use crate::engine::json_object::objects;
+
 use crate::engine::outcomes::{MAX_BATCH, OutcomeInput};
 
 use super::auth::IngestAccess;
@@ -20,6 +22,7 @@ pub async fn create(
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Batch {
+    #[serde(deserialize_with = "objects")]
     outcomes: Vec<OutcomeInput>,
 }
 

@@ -294,6 +294,98 @@ async fn bad_input_is_a_clear_4xx_and_changes_nothing() {
     app.stop().await;
 }
 
+/// serde reads a struct from a JSON array too (its fields in order); every documented object is
+/// refused as an array, at the top of a body and inside it, and nothing changes.
+#[tokio::test]
+async fn objects_sent_as_arrays_are_refused_and_change_nothing() {
+    let app = spawn_app().await;
+    let id = app
+        .create_experiment(&["a", "b"], json!({"name": "uniform"}))
+        .await;
+    let before = app.experiment(id).await;
+    let count = experiment_count(&app).await;
+    let path = format!("/v1/experiments/{id}");
+    for field in ["decision", "stop_rule", "webhook", "browser_clicks"] {
+        for value in [json!([]), json!([0.1, 0.0, true, 0.5])] {
+            let (s, b) = app
+                .send(Method::PATCH, &path, Some(json!({ field: value })))
+                .await;
+            assert_eq!(
+                (s, error_code(&b)),
+                (StatusCode::UNPROCESSABLE_ENTITY, "invalid_body"),
+                "{field}: {b}"
+            );
+            assert!(
+                b["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("expected an object"),
+                "{b}"
+            );
+        }
+    }
+    let (s, b) = app.send(Method::PATCH, &path, Some(json!([]))).await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{b}");
+    let after = app.experiment(id).await;
+    for key in [
+        "decision_settings",
+        "stop_rule",
+        "webhook",
+        "browser_clicks",
+        "status",
+    ] {
+        assert_eq!(before[key], after[key], "{key}");
+    }
+
+    let create = |extra: Value| {
+        let mut body = json!({"name": "n", "rankers": ["a", "b"]});
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        body
+    };
+    let nested = [
+        json!({"policy": ["uniform"]}),
+        json!({"decision": []}),
+        json!({"stop_rule": [5]}),
+        json!({"units": []}),
+        json!({"segments": []}),
+        json!({"interleaving": ["team_draft"]}),
+        json!({"metrics": [["click"]]}),
+    ];
+    let mut bodies: Vec<Value> = nested.into_iter().map(create).collect();
+    bodies.push(json!(["n", ["a", "b"]]));
+    for body in bodies {
+        let (s, b) = app.post("/v1/experiments", body.clone()).await;
+        assert_eq!(
+            (s, error_code(&b)),
+            (StatusCode::UNPROCESSABLE_ENTITY, "invalid_body"),
+            "{body}: {b}"
+        );
+    }
+    assert_eq!(experiment_count(&app).await, count);
+
+    // An outcome given as an array, alone or in a batch, is refused before it is looked at.
+    let (token, [first, _]) = app.duel(id).await;
+    let as_array = json!([token, first]);
+    let (s, b) = app.post("/v1/outcomes", as_array.clone()).await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{b}");
+    let (s, b) = app
+        .post("/v1/outcomes/batch", json!({"outcomes": [as_array]}))
+        .await;
+    assert_eq!(
+        (s, error_code(&b)),
+        (StatusCode::UNPROCESSABLE_ENTITY, "invalid_body"),
+        "{b}"
+    );
+    let (s, b) = app
+        .post(&format!("/v1/experiments/{id}/duels"), json!([]))
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{b}");
+    assert_eq!(app.experiment(id).await["outcomes_applied"], 0);
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn outcomes_are_exactly_once() {
     let app = spawn_app().await;
