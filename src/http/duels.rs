@@ -5,9 +5,11 @@ use serde::Serialize;
 
 use crate::engine::duels::DuelRequest;
 
+use super::answer;
 use super::auth::IngestAccess;
 use super::error::ApiError;
 use super::json::{OptionalJson, Path};
+use super::timestamp::Timestamp;
 
 /// The answer, serialised straight from the duel (on the hot path of every query, so no JSON
 /// tree is built in between).
@@ -17,25 +19,28 @@ struct DuelAnswer {
     duel_id: Option<String>,
     experiment_id: i64,
     rankers: Vec<String>,
-    expires_at: Option<chrono::DateTime<chrono::Utc>>,
+    expires_at: Option<Timestamp>,
     concluded: bool,
 }
+
+/// Bytes of a usual answer: two rankers and a token of a pairwise duel.
+const ANSWER_BYTES: usize = 320;
 
 pub async fn create(
     IngestAccess(engine): IngestAccess,
     Path(id): Path<i64>,
     OptionalJson(request): OptionalJson<DuelRequest>,
-) -> Result<impl axum::response::IntoResponse, ApiError> {
+) -> Result<axum::response::Response, ApiError> {
     let duel = engine.issue_duel(id, &request).await?;
-    let expires_at = duel
-        .expires_at_ms
-        .and_then(chrono::DateTime::from_timestamp_millis);
-    Ok(axum::Json(DuelAnswer {
-        duel_token: duel.token,
-        duel_id: duel.duel_id,
-        experiment_id: id,
-        rankers: duel.rankers,
-        expires_at,
-        concluded: duel.concluded,
-    }))
+    Ok(answer::json(
+        &DuelAnswer {
+            duel_token: duel.token,
+            duel_id: duel.duel_id,
+            experiment_id: id,
+            rankers: duel.rankers,
+            expires_at: duel.expires_at_ms.map(Timestamp),
+            concluded: duel.concluded,
+        },
+        ANSWER_BYTES,
+    ))
 }

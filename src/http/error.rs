@@ -43,7 +43,12 @@ impl ApiError {
     /// A 500. The client learns only where to look: the request id of the log line that holds
     /// the cause.
     pub fn internal() -> Self {
-        let message = match request_id::current() {
+        Self::internal_of(request_id::current().as_deref())
+    }
+
+    /// A 500 of the request with this id.
+    pub fn internal_of(request_id: Option<&str>) -> Self {
+        let message = match request_id {
             Some(id) => format!("internal error; see the server log (request id {id})"),
             None => "internal error; see the server log".to_string(),
         };

@@ -4,9 +4,11 @@ use serde::Serialize;
 
 use crate::engine::interleavings::{InterleaveInput, ShownDocument};
 
+use super::answer;
 use super::auth::IngestAccess;
 use super::error::ApiError;
 use super::json::Json;
+use super::timestamp::Timestamp;
 
 /// The answer, serialised straight from the interleaving (on the hot path of every query, so no
 /// JSON tree is built in between).
@@ -18,21 +20,25 @@ struct InterleavingAnswer {
     method: &'static str,
     documents: Vec<ShownDocument>,
     offset: usize,
-    expires_at: Option<chrono::DateTime<chrono::Utc>>,
+    expires_at: Timestamp,
 }
+
+/// Bytes of a usual answer: two 10-document lists interleaved, and the token.
+const ANSWER_BYTES: usize = 1536;
 
 pub async fn create(
     IngestAccess(engine): IngestAccess,
     Json(input): Json<InterleaveInput>,
-) -> Result<impl axum::response::IntoResponse, ApiError> {
+) -> Result<axum::response::Response, ApiError> {
     let issued = engine.interleave_duel(input).await?;
-    Ok(axum::Json(InterleavingAnswer {
+    let answer = InterleavingAnswer {
         interleaving_token: issued.token,
         duel_id: issued.duel_id,
         experiment_id: issued.experiment_id,
         method: issued.method,
         documents: issued.documents,
         offset: issued.offset,
-        expires_at: chrono::DateTime::from_timestamp_millis(issued.expires_at_ms),
-    }))
+        expires_at: Timestamp(issued.expires_at_ms),
+    };
+    Ok(answer::json(&answer, ANSWER_BYTES))
 }

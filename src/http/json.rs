@@ -136,23 +136,16 @@ async fn read_json<S: Send + Sync, T: DeserializeOwned>(
     }
 }
 
-/// The essence of the content type, lowercased (`text/plain` of `text/plain;charset=UTF-8`).
-fn content_type_essence(headers: &HeaderMap) -> Option<String> {
-    let value = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())?;
-    Some(
-        value
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase(),
-    )
+/// The essence of the content type (`text/plain` of `text/plain;charset=UTF-8`), in the case it
+/// was sent in: compared without regard to case, with no copy on every request.
+fn content_type_essence(headers: &HeaderMap) -> Option<&[u8]> {
+    let value = headers.get(header::CONTENT_TYPE)?.as_bytes();
+    let essence = value.split(|b| *b == b';').next().unwrap_or_default();
+    Some(essence.trim_ascii())
 }
 
 fn is_text_plain(headers: &HeaderMap) -> bool {
-    content_type_essence(headers).is_some_and(|e| e == "text/plain")
+    content_type_essence(headers).is_some_and(|e| e.eq_ignore_ascii_case(b"text/plain"))
 }
 
 /// 408: the body did not arrive whole before the body timeout. The connection is closed after
@@ -170,10 +163,12 @@ fn is_json_content_type(headers: &HeaderMap) -> bool {
     let Some(essence) = content_type_essence(headers) else {
         return false;
     };
-    essence == "application/json"
-        || essence
-            .strip_prefix("application/")
-            .is_some_and(|sub| sub.ends_with("+json"))
+    const APPLICATION: &[u8] = b"application/";
+    const SUFFIX: &[u8] = b"+json";
+    essence.eq_ignore_ascii_case(b"application/json")
+        || (essence.len() >= APPLICATION.len() + SUFFIX.len()
+            && essence[..APPLICATION.len()].eq_ignore_ascii_case(APPLICATION)
+            && essence[essence.len() - SUFFIX.len()..].eq_ignore_ascii_case(SUFFIX))
 }
 
 /// Deserialises `bytes` once every integral float in them is an integer, if that changes anything.

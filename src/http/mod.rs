@@ -2,6 +2,7 @@
 //! check the API key's scope, call one engine function and render JSON.
 
 pub mod access_log;
+pub mod answer;
 pub mod auth;
 pub mod batch_answer;
 pub mod clicks;
@@ -13,6 +14,7 @@ pub mod duels;
 pub mod error;
 pub mod etag;
 pub mod experiments;
+pub mod front;
 pub mod health;
 pub mod history;
 pub mod interleavings;
@@ -24,6 +26,7 @@ pub mod request_id;
 pub mod route_label;
 pub mod segments_view;
 pub mod server;
+pub mod timestamp;
 pub mod ui;
 pub mod units_view;
 pub mod views;
@@ -33,9 +36,8 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::{delete, get, post};
 use std::future::Future;
 use std::sync::Arc;
-use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::trace::TraceLayer;
+use tower_http::compression::CompressionLayer;
+use tower_http::compression::predicate::{NotForContentType, Predicate, SizeAbove};
 
 use crate::engine::{Engine, ErrorCode};
 use auth::ApiKeys;
@@ -112,6 +114,11 @@ pub fn router(state: Arc<AppState>) -> Router {
         .with_state(state)
 }
 
+/// Answers smaller than this go out uncompressed even to clients that accept gzip: they fit in
+/// one packet either way, and gzip's setup costs more CPU than the whole request (a duel's
+/// answer is about 260 bytes).
+pub const COMPRESS_MIN_BYTES: u16 = 1024;
+
 /// The service a connection serves: the router inside the middleware every request passes,
 /// outermost first. The stack wraps the router once (see [`route_label`] for why not with
 /// `Router::layer`).
@@ -127,24 +134,20 @@ pub fn app(
 > + Clone
 + Send
 + 'static {
-    let request_id = axum::http::HeaderName::from_static("x-request-id");
     tower::ServiceBuilder::new()
-        .layer(SetRequestIdLayer::new(
-            request_id.clone(),
-            request_id::SequentialIds::default(),
-        ))
-        .layer(PropagateRequestIdLayer::new(request_id))
-        .layer(TraceLayer::new_for_http())
-        // Outside the panic catcher, so that a request answered 500 after a panic is logged and
-        // counted too.
-        .layer(access_log::AccessLogLayer)
-        .layer(CatchPanicLayer::custom(|_| {
-            use axum::response::IntoResponse;
-            ApiError::internal().into_response()
-        }))
+        // Gzip for clients that ask for it (browsers): dashboards read large matrices. Outside
+        // the front layer, so that a 500 answered for a panic is an ordinary response to it.
+        .layer(
+            CompressionLayer::new().compress_when(
+                SizeAbove::new(COMPRESS_MIN_BYTES)
+                    .and(NotForContentType::GRPC)
+                    .and(NotForContentType::IMAGES)
+                    .and(NotForContentType::SSE),
+            ),
+        )
+        // Request ids, the panic catcher, the access log and the request metrics, in one layer.
+        .layer(front::FrontLayer::default())
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        // Gzip for clients that ask for it (browsers): dashboards read large matrices.
-        .layer(tower_http::compression::CompressionLayer::new())
         .service(router(state))
 }
 

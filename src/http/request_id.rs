@@ -1,35 +1,40 @@
 //! Request ids: a random per-process prefix and a counter. Unique across replicas (with
-//! overwhelming probability) and far cheaper than a random UUID per request. While a request is
+//! overwhelming probability) and far cheaper than a random UUID per request. A request that
+//! arrives with an `x-request-id` keeps it (the front layer, [`super::front`]). While a request is
 //! handled its id is also at hand ([`current`]), so that a 500 can name the log line of its cause.
 
-use axum::http::{HeaderValue, Request};
+use axum::http::HeaderValue;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::task::futures::TaskLocalFuture;
-use tower_http::request_id::{MakeRequestId, RequestId};
 
+/// The process's request ids: one shared counter behind one reference count (the front layer is
+/// cloned for every request).
 #[derive(Clone)]
-pub struct SequentialIds {
-    prefix: Arc<str>,
-    next: Arc<AtomicU64>,
+pub struct SequentialIds(Arc<Ids>);
+
+struct Ids {
+    prefix: String,
+    next: AtomicU64,
 }
 
 impl Default for SequentialIds {
     fn default() -> Self {
-        SequentialIds {
-            prefix: format!("{:012x}", rand::random::<u64>() >> 16).into(),
-            next: Arc::default(),
-        }
+        SequentialIds(Arc::new(Ids {
+            prefix: format!("{:012x}", rand::random::<u64>() >> 16),
+            next: AtomicU64::new(0),
+        }))
     }
 }
 
-impl MakeRequestId for SequentialIds {
-    fn make_request_id<B>(&mut self, _: &Request<B>) -> Option<RequestId> {
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
+impl SequentialIds {
+    /// The next id: the prefix, `-`, the counter in hex.
+    pub fn next_id(&self) -> HeaderValue {
+        let n = self.0.next.fetch_add(1, Ordering::Relaxed);
         // Written into a buffer on the stack: `format!` costs an allocation per request more.
         let mut buf = [0u8; 12 + 1 + 16];
-        let prefix = self.prefix.as_bytes();
+        let prefix = self.0.prefix.as_bytes();
         buf[..prefix.len()].copy_from_slice(prefix);
         buf[prefix.len()] = b'-';
         let digits = (64 - n.leading_zeros()).div_ceil(4).max(1) as usize;
@@ -38,9 +43,7 @@ impl MakeRequestId for SequentialIds {
             let nibble = (n >> (4 * (digits - 1 - i))) & 0xf;
             buf[start + i] = b"0123456789abcdef"[nibble as usize];
         }
-        HeaderValue::from_bytes(&buf[..start + digits])
-            .ok()
-            .map(RequestId::new)
+        HeaderValue::from_bytes(&buf[..start + digits]).expect("hex digits and a dash")
     }
 }
 
@@ -71,16 +74,12 @@ mod tests {
 
     #[test]
     fn ids_are_the_prefix_and_a_hex_counter() {
-        let mut ids = SequentialIds::default();
-        let request = Request::new(());
-        let prefix = ids.prefix.clone();
+        let ids = SequentialIds::default();
+        let prefix = ids.0.prefix.clone();
         for n in [0u64, 1, 15, 16, 255, 4096, u64::MAX] {
-            ids.next.store(n, Ordering::Relaxed);
-            let id = ids.make_request_id(&request).unwrap();
-            assert_eq!(
-                id.header_value().to_str().unwrap(),
-                format!("{prefix}-{n:x}")
-            );
+            ids.0.next.store(n, Ordering::Relaxed);
+            let id = ids.next_id();
+            assert_eq!(id.to_str().unwrap(), format!("{prefix}-{n:x}"));
         }
     }
 }
