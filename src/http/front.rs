@@ -135,3 +135,70 @@ where
         Poll::Ready(Ok(response))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::Router;
+    use axum::routing::get;
+    use tower::ServiceExt;
+
+    async fn boom() -> &'static str {
+        panic!("a handler's bug")
+    }
+
+    fn get_request(path: &str, id: Option<&'static str>) -> Request<Body> {
+        let mut request = Request::get(path);
+        if let Some(id) = id {
+            request = request.header(REQUEST_ID, id);
+        }
+        request.body(Body::empty()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn ids_are_kept_or_made_and_a_panic_is_a_500_naming_its_id() {
+        let router = Router::new()
+            .route("/ok", get(|| async { "ok" }))
+            .route("/boom", get(boom));
+        let app = FrontLayer::default().layer(router);
+
+        let r = app
+            .clone()
+            .oneshot(get_request("/ok", Some("client-7")))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        assert_eq!(r.headers()[REQUEST_ID], "client-7");
+
+        let ids: Vec<String> = made_ids(&app).await;
+        assert_ne!(ids[0], ids[1]);
+
+        let r = app
+            .clone()
+            .oneshot(get_request("/boom", None))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 500);
+        let id = r.headers()[REQUEST_ID].to_str().unwrap().to_string();
+        let body = axum::body::to_bytes(r.into_body(), 1 << 16).await.unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body["error"]["code"], "internal", "{body}");
+        assert_eq!(
+            body["error"]["message"],
+            format!("internal error; see the server log (request id {id})")
+        );
+    }
+
+    /// The ids the layer gives two requests that bring none.
+    async fn made_ids<S>(app: &Front<S>) -> Vec<String>
+    where
+        S: Service<Request<Body>, Response = Response<Body>, Error = Infallible> + Clone,
+    {
+        let mut ids = Vec::new();
+        for _ in 0..2 {
+            let r = app.clone().oneshot(get_request("/ok", None)).await.unwrap();
+            ids.push(r.headers()[REQUEST_ID].to_str().unwrap().to_string());
+        }
+        ids
+    }
+}

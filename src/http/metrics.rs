@@ -1,8 +1,9 @@
 //! Request metrics per route, and the process-wide Prometheus recorder.
 
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::{OnceLock, RwLock};
+use std::sync::OnceLock;
 
 use crate::engine::stats::{ExperimentStats, MetricStats};
 
@@ -41,47 +42,53 @@ pub fn handle() -> PrometheusHandle {
         .clone()
 }
 
-/// The counter and histogram of one (route, method, status), looked up once and then reused:
-/// building labelled metric keys on every request costs several allocations.
+/// The counter and histogram of one (route, method, status).
 type Handles = (metrics::Counter, metrics::Histogram);
 
-fn handles(route: &str, method: &axum::http::Method, status: u16) -> Handles {
-    type ByRoute = HashMap<String, HashMap<(axum::http::Method, u16), Handles>>;
-    static CACHE: OnceLock<RwLock<ByRoute>> = OnceLock::new();
-    let cache = CACHE.get_or_init(Default::default);
-    let key = (method.clone(), status);
-    if let Some(h) = cache.read().unwrap().get(route).and_then(|m| m.get(&key)) {
-        return h.clone();
-    }
-    let labels = [
-        ("route", route.to_string()),
-        ("method", method.to_string()),
-        ("status", status.to_string()),
-    ];
-    let h = (
-        metrics::counter!("joust_http_requests_total", &labels),
-        metrics::histogram!("joust_http_request_duration_seconds", &labels),
-    );
-    cache
-        .write()
-        .unwrap()
-        .entry(route.to_string())
-        .or_default()
-        .insert(key, h.clone());
-    h
+/// Per route, the handles of each (method, status) seen.
+type ByRoute = HashMap<String, Vec<(axum::http::Method, u16, Handles)>>;
+
+thread_local! {
+    /// Each thread's own handles, looked up once per (route, method, status): building labelled
+    /// metric keys costs several allocations, and a cache shared by the workers costs a lock and
+    /// two reference counts bouncing between cores on every request.
+    static HANDLES: RefCell<ByRoute> = RefCell::default();
 }
 
-/// Counts a request and records its latency per route, method and status (called by the access
-/// log layer, which wraps the whole router).
+/// Counts a request and records its latency per route, method and status (called by the front
+/// layer, which wraps the whole router).
 pub fn record_request(
     route: &str,
     method: &axum::http::Method,
     status: u16,
     elapsed: std::time::Duration,
 ) {
-    let (requests, latency) = handles(route, method, status);
-    requests.increment(1);
-    latency.record(elapsed.as_secs_f64());
+    HANDLES.with_borrow_mut(|cache| {
+        let found = cache
+            .get(route)
+            .and_then(|seen| seen.iter().find(|(m, s, _)| m == method && *s == status));
+        if let Some((_, _, (requests, latency))) = found {
+            requests.increment(1);
+            latency.record(elapsed.as_secs_f64());
+            return;
+        }
+        let labels = [
+            ("route", route.to_string()),
+            ("method", method.to_string()),
+            ("status", status.to_string()),
+        ];
+        let (requests, latency) = (
+            metrics::counter!("joust_http_requests_total", &labels),
+            metrics::histogram!("joust_http_request_duration_seconds", &labels),
+        );
+        requests.increment(1);
+        latency.record(elapsed.as_secs_f64());
+        cache.entry(route.to_string()).or_default().push((
+            method.clone(),
+            status,
+            (requests, latency),
+        ));
+    });
 }
 
 /// A metric family of the per-experiment series: name, type, help, and its value.
