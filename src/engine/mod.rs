@@ -42,6 +42,7 @@ pub mod unit_duels;
 pub mod unit_settings;
 pub mod webhooks;
 pub mod writer;
+mod writer_pace;
 
 pub use cache::Cache;
 pub use error::{EngineError, InternalError};
@@ -51,7 +52,6 @@ pub use snapshot::{Snapshot, Status};
 use rand::Rng;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc;
 
 use crate::store::{self, experiments as store_experiments};
 use token::TokenSigner;
@@ -102,7 +102,7 @@ pub struct Engine {
     options: EngineOptions,
     cache: Arc<Cache>,
     signer: TokenSigner,
-    writer: mpsc::Sender<writer::WriteRequest>,
+    writer: writer::WriterHandle,
     /// The experiments this replica owns and applies outcomes to.
     owners: Arc<owners::Owners>,
     instance_id: String,
