@@ -15,6 +15,7 @@ pub mod duels;
 pub mod error;
 pub mod error_code;
 pub mod experiments;
+mod fine_timer;
 pub mod history;
 pub mod interleaving_config;
 pub mod interleavings;

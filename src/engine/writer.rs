@@ -24,6 +24,7 @@ use crate::store::apply::Cursor;
 use crate::store::outcomes::{self, OutcomeRow, Recorded};
 
 use super::EngineError;
+use super::fine_timer::FineTimer;
 use super::owners::Owners;
 use super::set_result::SetResult;
 use super::writer_pace::{Arrivals, Pace};
@@ -130,6 +131,7 @@ async fn run(
 ) {
     let slots = Arc::new(Semaphore::new(GROUPS_IN_FLIGHT));
     let pace = Arc::new(Mutex::new(Pace::default()));
+    let timer = FineTimer::new();
     while let Some(first) = rx.recv().await {
         let mut group = vec![first];
         let mut n = group[0].items.len();
@@ -145,7 +147,9 @@ async fn run(
             take_queued(&mut rx, &mut group, &mut n);
             let linger = pace.lock().unwrap().linger(Instant::now(), n);
             if let Some(linger) = linger {
-                arrivals.wait_for(linger.until, linger.at_most).await;
+                arrivals
+                    .wait_for(linger.until, linger.at_most, &timer)
+                    .await;
                 take_queued(&mut rx, &mut group, &mut n);
             }
             all

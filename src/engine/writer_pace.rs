@@ -18,6 +18,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
+use super::fine_timer::FineTimer;
+
 /// Groups at least this large start at once: their commit is shared widely enough, and
 /// `scripts/bench-http`'s 64 clients posting single outcomes form groups of tens, which a
 /// linger only slowed (docs/benchmarks.md).
@@ -26,8 +28,6 @@ const LINGER_BELOW: usize = 16;
 const UNDER_LOAD: Duration = Duration::from_millis(20);
 /// Longest linger, whatever the last commit took (a commit slowed by an overloaded machine).
 const LINGER_MAX: Duration = Duration::from_millis(1);
-/// The runtime's timer has this resolution; shorter waits sleep on a blocking thread.
-const TIMER_TICK: Duration = Duration::from_millis(1);
 
 /// Requests handed to the writer, counted, and the wake-up of a writer waiting for a number of
 /// them.
@@ -63,10 +63,11 @@ impl Arrivals {
         self.count.load(Ordering::SeqCst)
     }
 
-    /// Waits until `target` requests have been queued in all, or for `at_most`. A wake-up left
+    /// Waits until `target` requests have been queued in all, or for `at_most` (on `timer`: a
+    /// linger is shorter than the runtime timer's tick). A wake-up left
     /// over from a wait that ended by its bound can end a later wait early: that group then
     /// starts at once, as it would without lingering.
-    pub async fn wait_for(&self, target: u64, at_most: Duration) {
+    pub async fn wait_for(&self, target: u64, at_most: Duration, timer: &FineTimer) {
         let reached = self.reached.notified();
         tokio::pin!(reached);
         reached.as_mut().enable();
@@ -76,21 +77,10 @@ impl Arrivals {
         if self.count() < target {
             tokio::select! {
                 _ = reached => {}
-                _ = short_sleep(at_most) => {}
+                _ = timer.sleep(at_most) => {}
             }
         }
         self.target.store(u64::MAX, Ordering::SeqCst);
-    }
-}
-
-/// Sleeps for `d`, also when it is shorter than the runtime timer's tick: a commit on a quiet
-/// machine takes a fraction of a millisecond.
-async fn short_sleep(d: Duration) {
-    if d >= TIMER_TICK {
-        tokio::time::sleep(d).await;
-    } else {
-        // A thread of the blocking pool, kept alive between uses: one wake-up of it per linger.
-        let _ = tokio::task::spawn_blocking(move || std::thread::sleep(d)).await;
     }
 }
 
@@ -174,7 +164,9 @@ mod tests {
         });
         // A bound far beyond what three yields take on any machine: the wait must end by the
         // third arrival, not by the bound.
-        arrivals.wait_for(4, Duration::from_secs(60)).await;
+        arrivals
+            .wait_for(4, Duration::from_secs(60), &FineTimer::new())
+            .await;
         senders.await.unwrap();
         assert_eq!(arrivals.count(), 4);
         assert!(started.elapsed() < Duration::from_secs(30));
@@ -182,9 +174,11 @@ mod tests {
 
     #[tokio::test]
     async fn a_wait_ends_at_its_bound_when_too_few_arrive() {
-        let arrivals = Arrivals::default();
-        arrivals.wait_for(1, Duration::from_micros(200)).await;
-        arrivals.wait_for(1, Duration::from_millis(2)).await;
+        let (arrivals, timer) = (Arrivals::default(), FineTimer::new());
+        arrivals
+            .wait_for(1, Duration::from_micros(200), &timer)
+            .await;
+        arrivals.wait_for(1, Duration::from_millis(2), &timer).await;
         assert_eq!(arrivals.count(), 0);
     }
 }
