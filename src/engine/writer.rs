@@ -6,7 +6,9 @@
 //! way, so replicas acknowledging the same experiment do not wait for one another, and a slow
 //! experiment delays no other's answers. Applying the outcomes to the bandit state follows off
 //! the request path, by the experiment's owner ([`super::owners`]). While one group commits the
-//! next queues up, so the group size follows the load with no fixed delay.
+//! next queues up, so the group size follows the load; a small group formed right after the last
+//! one was answered may also wait, briefly, for the clients that group answered to come back
+//! ([`super::writer_pace`]).
 //!
 //! Two large groups are in flight at once, so Postgres inserts one while joust prepares the
 //! next. Rows are inserted in duel-id order, so two groups that share a duel (a retry) wait for
