@@ -15,6 +15,7 @@ pub mod duels;
 pub mod error;
 pub mod error_code;
 pub mod experiments;
+mod fine_timer;
 pub mod history;
 pub mod interleaving_config;
 pub mod interleavings;
@@ -42,6 +43,7 @@ pub mod unit_duels;
 pub mod unit_settings;
 pub mod webhooks;
 pub mod writer;
+mod writer_pace;
 
 pub use cache::Cache;
 pub use error::{EngineError, InternalError};
@@ -51,7 +53,6 @@ pub use snapshot::{Snapshot, Status};
 use rand::Rng;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::mpsc;
 
 use crate::store::{self, experiments as store_experiments};
 use token::TokenSigner;
@@ -102,7 +103,7 @@ pub struct Engine {
     options: EngineOptions,
     cache: Arc<Cache>,
     signer: TokenSigner,
-    writer: mpsc::Sender<writer::WriteRequest>,
+    writer: writer::WriterHandle,
     /// The experiments this replica owns and applies outcomes to.
     owners: Arc<owners::Owners>,
     instance_id: String,

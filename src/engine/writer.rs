@@ -6,7 +6,9 @@
 //! way, so replicas acknowledging the same experiment do not wait for one another, and a slow
 //! experiment delays no other's answers. Applying the outcomes to the bandit state follows off
 //! the request path, by the experiment's owner ([`super::owners`]). While one group commits the
-//! next queues up, so the group size follows the load with no fixed delay.
+//! next queues up, so the group size follows the load; a small group formed right after the last
+//! one was answered may also wait, briefly, for the clients that group answered to come back
+//! ([`super::writer_pace`]).
 //!
 //! Two large groups are in flight at once, so Postgres inserts one while joust prepares the
 //! next. Rows are inserted in duel-id order, so two groups that share a duel (a retry) wait for
@@ -15,7 +17,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 use uuid::Uuid;
 
@@ -24,8 +26,10 @@ use crate::store::apply::Cursor;
 use crate::store::outcomes::{self, OutcomeRow, Recorded};
 
 use super::EngineError;
+use super::fine_timer::FineTimer;
 use super::owners::Owners;
 use super::set_result::SetResult;
+use super::writer_pace::{Arrivals, Pace};
 
 /// Largest number of outcomes inserted in one transaction.
 pub const MAX_GROUP: usize = 20_000;
@@ -36,42 +40,6 @@ const GROUPS_IN_FLIGHT: usize = 2;
 /// single outcomes from 15,000 to 8,400/s (each small group then pays its own commit), so small
 /// groups wait and grow instead.
 const PIPELINE_MIN: usize = 1_000;
-
-/// Least duration of the last group's commit for a small group to linger (see [`Pace`]).
-const LINGER_MIN_COMMIT: Duration = Duration::from_millis(2);
-/// How long a small group lingers: one tick of the runtime's timer (1 ms), about what a client
-/// answered by the last group needs to ask its next duel and post its outcome on a busy machine.
-const LINGER: Duration = Duration::from_millis(1);
-/// Groups at least this large do not linger: their commit is shared widely enough, and with
-/// lingering `scripts/bench-http`'s 64 clients posting single outcomes (groups of tens) ran at
-/// 0.47-0.74x the rate without it (2 alternating runs on the shared machine), a timer tick
-/// there lasting much longer than 1 ms.
-const LINGER_BELOW: usize = 8;
-/// A group that starts within this of the last one's end counts as under load.
-const UNDER_LOAD: Duration = Duration::from_millis(20);
-
-/// How the last group went, for the next one's linger. Under a steady load of requests that each
-/// wait for their answer, the clients split into cohorts: those answered by one group come back
-/// while the next commits, so each group holds a fraction of the clients and every commit costs
-/// the database and the writer the same whatever its size. With several replicas each writer
-/// sees only its share of the clients, so the groups shrank with every replica added and the
-/// commits per outcome grew (docs/benchmarks.md). A group of a few therefore waits one timer tick
-/// when commits are slow (at least [`LINGER_MIN_COMMIT`], so the wait is at most half of one)
-/// and the last group ended just now: the cohort answered last joins it.
-#[derive(Default)]
-struct Pace {
-    last_end: Option<Instant>,
-    last_commit: Duration,
-}
-
-impl Pace {
-    fn linger(&self, now: Instant, group: usize) -> Option<Duration> {
-        let recent = self
-            .last_end
-            .is_some_and(|end| now.duration_since(end) < UNDER_LOAD);
-        (group < LINGER_BELOW && recent && self.last_commit >= LINGER_MIN_COMMIT).then_some(LINGER)
-    }
-}
 
 /// One outcome waiting to be written.
 #[derive(Debug, Clone)]
@@ -131,15 +99,41 @@ pub struct WriteRequest {
     pub reply: oneshot::Sender<Result<Vec<Written>, EngineError>>,
 }
 
-pub fn spawn(pool: sqlx::PgPool, owners: Arc<Owners>) -> mpsc::Sender<WriteRequest> {
-    let (tx, rx) = mpsc::channel::<WriteRequest>(4096);
-    tokio::spawn(run(pool, owners, rx));
-    tx
+/// Where requests hand outcomes to the writer.
+#[derive(Clone)]
+pub struct WriterHandle {
+    queue: mpsc::Sender<WriteRequest>,
+    arrivals: Arc<Arrivals>,
 }
 
-async fn run(pool: sqlx::PgPool, owners: Arc<Owners>, mut rx: mpsc::Receiver<WriteRequest>) {
+impl WriterHandle {
+    /// Queues a request; `Err` when the writer stopped.
+    pub async fn send(&self, request: WriteRequest) -> Result<(), ()> {
+        self.queue.send(request).await.map_err(|_| ())?;
+        self.arrivals.arrived();
+        Ok(())
+    }
+}
+
+pub fn spawn(pool: sqlx::PgPool, owners: Arc<Owners>) -> WriterHandle {
+    let (tx, rx) = mpsc::channel::<WriteRequest>(4096);
+    let arrivals = Arc::new(Arrivals::default());
+    tokio::spawn(run(pool, owners, rx, arrivals.clone()));
+    WriterHandle {
+        queue: tx,
+        arrivals,
+    }
+}
+
+async fn run(
+    pool: sqlx::PgPool,
+    owners: Arc<Owners>,
+    mut rx: mpsc::Receiver<WriteRequest>,
+    arrivals: Arc<Arrivals>,
+) {
     let slots = Arc::new(Semaphore::new(GROUPS_IN_FLIGHT));
     let pace = Arc::new(Mutex::new(Pace::default()));
+    let timer = FineTimer::new();
     while let Some(first) = rx.recv().await {
         let mut group = vec![first];
         let mut n = group[0].items.len();
@@ -155,7 +149,9 @@ async fn run(pool: sqlx::PgPool, owners: Arc<Owners>, mut rx: mpsc::Receiver<Wri
             take_queued(&mut rx, &mut group, &mut n);
             let linger = pace.lock().unwrap().linger(Instant::now(), n);
             if let Some(linger) = linger {
-                tokio::time::sleep(linger).await;
+                arrivals
+                    .wait_for(linger.until, linger.at_most, &timer)
+                    .await;
                 take_queued(&mut rx, &mut group, &mut n);
             }
             all
@@ -164,14 +160,16 @@ async fn run(pool: sqlx::PgPool, owners: Arc<Owners>, mut rx: mpsc::Receiver<Wri
         }
         .expect("the semaphore is never closed");
         metrics::histogram!("joust_ingest_batch_size").record(n as f64);
-        let (pool, owners, pace) = (pool.clone(), owners.clone(), pace.clone());
+        let (pool, owners, pace, arrivals) =
+            (pool.clone(), owners.clone(), pace.clone(), arrivals.clone());
         tokio::spawn(async move {
             let started = Instant::now();
-            write_and_answer(&pool, &owners, group).await;
-            let mut pace = pace.lock().unwrap();
-            pace.last_end = Some(Instant::now());
-            pace.last_commit = started.elapsed();
-            drop(pace);
+            let requests = group.len() as u64;
+            let arrived = write_and_answer(&pool, &owners, &arrivals, group).await;
+            let end = Instant::now();
+            pace.lock()
+                .unwrap()
+                .answered(requests, arrived, end - started, end);
             drop(slot);
         });
     }
@@ -194,7 +192,14 @@ fn take_queued(
     }
 }
 
-async fn write_and_answer(pool: &sqlx::PgPool, owners: &Owners, group: Vec<WriteRequest>) {
+/// Writes the group and answers its requests; returns the arrivals counted just before the
+/// answers, after which the clients answered can come back.
+async fn write_and_answer(
+    pool: &sqlx::PgPool,
+    owners: &Owners,
+    arrivals: &Arrivals,
+    group: Vec<WriteRequest>,
+) -> u64 {
     let items: Vec<&PendingOutcome> = group.iter().flat_map(|r| r.items.iter()).collect();
     let result = write_group(pool, &items).await.map(|(written, acked)| {
         // Before the answers: a reader that saw its answer also finds its outcome awaited.
@@ -207,6 +212,7 @@ async fn write_and_answer(pool: &sqlx::PgPool, owners: &Owners, group: Vec<Write
         metrics::counter!("joust_database_errors_total", "op" => "write_outcomes").increment(1);
     }
     let mut results = result.map(|v| v.into_iter());
+    let arrived = arrivals.count();
     for req in group {
         let answer = match &mut results {
             Ok(it) => Ok(it.by_ref().take(req.items.len()).collect()),
@@ -218,6 +224,7 @@ async fn write_and_answer(pool: &sqlx::PgPool, owners: &Owners, group: Vec<Write
         };
         let _ = req.reply.send(answer);
     }
+    arrived
 }
 
 /// Inserts the group's new outcomes in one statement; returns what happened to each item and,
@@ -330,24 +337,5 @@ fn results_of_first(
         Some(first.recorded_form())
     } else {
         recorded.get(&first.duel_id).cloned()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_a_small_group_lingers_and_only_after_a_slow_commit_that_just_ended() {
-        let now = Instant::now();
-        let pace = |ago: u64, commit: u64| Pace {
-            last_end: Some(now - Duration::from_millis(ago)),
-            last_commit: Duration::from_millis(commit),
-        };
-        assert_eq!(pace(1, 3).linger(now, 3), Some(LINGER));
-        assert_eq!(pace(1, 3).linger(now, LINGER_BELOW), None);
-        assert_eq!(pace(1, 1).linger(now, 3), None, "a fast commit");
-        assert_eq!(pace(50, 3).linger(now, 3), None, "no load");
-        assert_eq!(Pace::default().linger(now, 3), None, "the first group");
     }
 }
