@@ -234,12 +234,15 @@ impl DecisionLayer {
 }
 
 /// Comparisons per active rival the policy must have given an arm before the layer replaces that
-/// arm's duels of two arms: ten times what a clearly worse rival needs before its bound separates
-/// (50 to 100 comparisons at a preference of 0.8 to 0.9 with 136 arms), so only an arm the policy
-/// has led with for long qualifies, and its exploration while its first arm still changes is left
-/// alone. Measured on MSLR (results.md, "Decisions"): at 100, confirmations spent on arms the
-/// policy soon dropped doubled the regret of a run in which DTS alone found the winner early.
-const ESTABLISHED_PER_RIVAL: f64 = 1000.0;
+/// arm's duels of two arms: about what a clearly worse rival needs before its bound separates
+/// (50 to 100 comparisons at a preference of 0.8 to 0.9 with 136 arms), so an arm qualifies once
+/// the policy has led with it for a while, and its first steps of exploration are left alone.
+/// Measured with DTS at 136 rankers (results.md, "Decisions", tuned on MSLR seeds 21-27 at 10^6
+/// steps): at 1,000 instead, the layer started so late that DTS's runs stuck on a wrong champion
+/// were rescued only after most of their regret; at 100 the regret at 10^6 fell on both MSLR
+/// matrices, while a run whose DTS changes its leader often spends some confirmations on arms it
+/// then drops (each such arm's clearly worse rivals, a few thousand comparisons).
+const ESTABLISHED_PER_RIVAL: f64 = 100.0;
 
 /// Most hops from a confidently beaten arm to the arm beating it (a Condorcet winner is reached
 /// within K - 1; the bound keeps a cycle of a Copeland matrix from looping).
