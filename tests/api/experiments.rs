@@ -7,6 +7,15 @@ use crate::helpers::postgres;
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
+/// A creation body of two rankers with `extra`'s fields added.
+fn create(extra: Value) -> Value {
+    let mut body = json!({"name": "n", "rankers": ["a", "b"]});
+    body.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    body
+}
+
 async fn experiment_count(app: &TestApp) -> usize {
     let (status, body) = app.get("/v1/experiments?limit=200").await;
     assert_eq!(status, StatusCode::OK);
@@ -337,13 +346,6 @@ async fn objects_sent_as_arrays_are_refused_and_change_nothing() {
         assert_eq!(before[key], after[key], "{key}");
     }
 
-    let create = |extra: Value| {
-        let mut body = json!({"name": "n", "rankers": ["a", "b"]});
-        body.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
-        body
-    };
     let nested = [
         json!({"policy": ["uniform"]}),
         json!({"decision": []}),
@@ -898,13 +900,6 @@ fn assert_no_rust_words(message: &str) {
 #[tokio::test]
 async fn refusals_speak_json_not_rust_types() {
     let app = spawn_app().await;
-    let create = |extra: Value| {
-        let mut body = json!({"name": "n", "rankers": ["a", "b"]});
-        body.as_object_mut()
-            .unwrap()
-            .extend(extra.as_object().unwrap().clone());
-        body
-    };
     let bodies: Vec<(Value, &str, &str)> = vec![
         (
             json!({"policy": "rucb"}),
