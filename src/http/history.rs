@@ -40,13 +40,15 @@ pub async fn get(
             format!("max_points must be in 1..={MAX_POINTS}"),
         ));
     }
+    // Every parameter is checked before the conditional answer: a bad query gets its 400 even
+    // from a client that already holds the current version.
+    let since = q.since.as_deref().map(parse_since).transpose()?;
     // Points are written only with a new state version, so the version tags the history.
     let snap = engine.applied_snapshot(id).await?;
     let tag = ETag::of(format_args!("h{id}-v{}", snap.version));
     if tag.matches(&headers) {
         return Ok(tag.tagged(StatusCode::NOT_MODIFIED.into_response()));
     }
-    let since = q.since.as_deref().map(parse_since).transpose()?;
     let (points, total) = engine.history(id, since, max_points).await?;
     Ok(tag.tagged(axum::Json(views::history(&snap, &points, total)).into_response()))
 }

@@ -172,6 +172,7 @@ async fn long_histories_are_thinned_evenly_keeping_both_ends() {
         "?max_points=0",
         "?max_points=10001",
         "?since=yesterday",
+        "?since=%2F%E2%AF%8C%00",
         "?color=red",
     ] {
         let (s, b) = app.get(&format!("/v1/experiments/{id}/history{bad}")).await;
@@ -180,6 +181,12 @@ async fn long_histories_are_thinned_evenly_keeping_both_ends() {
             (StatusCode::BAD_REQUEST, "invalid_query"),
             "{bad}"
         );
+        // A client that holds the current version (or any: `*`) is told of its bad query
+        // too, not answered 304.
+        let path = format!("/v1/experiments/{id}/history{bad}");
+        let (s, _, body) = conditional_get(&app, &path, Some("*")).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{bad} with If-None-Match: *");
+        assert!(body.contains("invalid_query"), "{bad}: {body}");
     }
     // A time without its timezone is ambiguous; the answer says what is missing.
     let (s, b) = app
