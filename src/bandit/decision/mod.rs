@@ -5,6 +5,7 @@
 
 mod confidence;
 mod layer;
+mod row_minima;
 mod settings;
 mod tracker;
 mod verdict;

@@ -10,6 +10,7 @@
 //! to the same values.
 
 use super::confidence::Boundary;
+use super::row_minima::RowMinima;
 use super::settings::DecisionSettings;
 use crate::bandit::{Arm, View};
 
@@ -38,6 +39,9 @@ pub struct Tracker {
     /// statements are read from these single-precision bounds, so they may differ from
     /// [`super::decide`]'s (double precision) on a bound within about 1e-7 of its threshold.
     lower: Option<Vec<f32>>,
+    /// With `lower`: each row's lowest bound among rivals not yet held against, by blocks, which
+    /// [`Tracker::weakest_rival`] reads instead of the row.
+    minima: Option<RowMinima>,
 }
 
 impl Tracker {
@@ -56,6 +60,7 @@ impl Tracker {
             full: 0,
             compared: vec![0.0; k],
             lower: (k <= KEPT_BOUNDS).then(|| vec![f32::NEG_INFINITY; k * k]),
+            minima: None,
         };
         for (x, &i) in active.iter().enumerate() {
             for &j in &active[x + 1..] {
@@ -66,7 +71,16 @@ impl Tracker {
             }
         }
         t.full = active.iter().filter(|&&a| t.is_full(a)).count();
+        t.minima = t
+            .lower
+            .as_ref()
+            .map(|lower| RowMinima::build(k, lower, view.active, t.rival_threshold()));
         t
+    }
+
+    /// A rival whose lower bound is at or below this is one the arm does not yet hold against.
+    fn rival_threshold(&self) -> f32 {
+        (0.5 - self.epsilon) as f32
     }
 
     /// Whether this tracker counts `view` under `settings` (it does unless arms or settings
@@ -123,8 +137,16 @@ impl Tracker {
         step(&mut self.beaten[i], beats_i);
         step(&mut self.beaten[j], beats_j);
         if add && let Some(lower) = self.lower.as_mut() {
+            let old = (lower[i * k + j], lower[j * k + i]);
             lower[i * k + j] = li;
             lower[j * k + i] = lj;
+            // Built after the pairs, when the tracker itself is built.
+            if let Some(minima) = self.minima.as_mut() {
+                let at = (0.5 - self.epsilon) as f32;
+                let (row_i, row_j) = (&lower[i * k..(i + 1) * k], &lower[j * k..(j + 1) * k]);
+                minima.changed((i, j), old.0, row_i, view.active, at);
+                minima.changed((j, i), old.1, row_j, view.active, at);
+            }
         }
     }
 
@@ -186,21 +208,13 @@ impl Tracker {
 
     /// The rival `champion` most needs evidence against (LUCB's choice): the active rival with
     /// the lowest lower bound among those it does not yet hold against; never-compared rivals
-    /// first. O(K) reads of kept bounds.
+    /// first. With kept bounds, about K/16 block minimums and one block of 16 are read
+    /// ([`RowMinima`]); otherwise the row's bounds are computed.
     pub fn weakest_rival(&self, view: &View, champion: Arm) -> Option<Arm> {
-        let at = (0.5 - self.epsilon) as f32;
-        if let Some(lower) = &self.lower {
-            // Every confirmation duel asks: one pass over the champion's row of kept bounds, with
-            // the same choice (the first of the lowest) as the general loop below.
+        let at = self.rival_threshold();
+        if let (Some(lower), Some(minima)) = (&self.lower, &self.minima) {
             let row = &lower[champion * self.k..(champion + 1) * self.k];
-            let (mut best, mut rival) = (f32::INFINITY, usize::MAX);
-            for (j, (&l, &active)) in row.iter().zip(view.active).enumerate() {
-                if active && j != champion && l <= at && l < best {
-                    best = l;
-                    rival = j;
-                }
-            }
-            return (rival != usize::MAX).then_some(rival);
+            return minima.first_lowest(champion, row, view.active, at);
         }
         let mut best: Option<(f32, Arm)> = None;
         for j in view.active_arms().filter(|&j| j != champion) {
@@ -262,6 +276,7 @@ mod tests {
                 );
                 assert_eq!(t.full, fresh.full);
                 assert_eq!(t.lower, fresh.lower);
+                assert_eq!(t.minima, fresh.minima);
                 assert_eq!(t.compared, fresh.compared);
                 let d = decide(&view_of(&w, &active), &settings);
                 assert_eq!(t.condorcet_decided(), d.champion.is_some());
@@ -272,9 +287,15 @@ mod tests {
     }
 
     #[test]
-    fn the_row_scan_chooses_as_the_general_loop() {
-        let mut rng = BanditRng::seed_from_u64(8);
-        let k = 12;
+    fn the_kept_minimums_choose_as_the_general_loop() {
+        // Sizes below, at and across a block, with unseen rivals (tied at -inf).
+        for (seed, k) in [(8, 12), (9, 3), (10, 16), (11, 37), (12, 136)] {
+            kept_minimums_match_the_general_loop(seed, k);
+        }
+    }
+
+    fn kept_minimums_match_the_general_loop(seed: u64, k: usize) {
+        let mut rng = BanditRng::seed_from_u64(seed);
         let mut w = WinMatrix::new(k);
         for _ in 0..3_000 {
             let (i, j) = (rng.random_range(0..k), rng.random_range(0..k));
@@ -293,11 +314,12 @@ mod tests {
         let kept = Tracker::build(&view, &DecisionSettings::default());
         let mut general = kept.clone();
         general.lower = None;
+        general.minima = None;
         for c in (0..k).filter(|&c| active[c]) {
             assert_eq!(
                 kept.weakest_rival(&view, c),
                 general.weakest_rival(&view, c),
-                "{c}"
+                "k {k}, champion {c}"
             );
         }
     }
