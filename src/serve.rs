@@ -24,6 +24,7 @@ pub mod env {
     pub const MAX_EXPERIMENT_MEMORY: &str = "JOUST_MAX_EXPERIMENT_MEMORY_MB";
     pub const OUTCOME_RETENTION_DAYS: &str = "JOUST_OUTCOME_RETENTION_DAYS";
     pub const HISTORY_INTERVAL_SECS: &str = "JOUST_HISTORY_INTERVAL_SECS";
+    pub const APPLY_PAUSE_MS: &str = "JOUST_APPLY_PAUSE_MS";
     pub const METRICS_MAX_EXPERIMENTS: &str = "JOUST_METRICS_MAX_EXPERIMENTS";
     pub const TEST_CLOCK: &str = "JOUST_TEST_CLOCK";
     pub const WEBHOOK_CA_FILE: &str = "JOUST_WEBHOOK_CA_FILE";
@@ -72,6 +73,12 @@ pub struct ServeArgs {
     /// outcomes and the champion over time from them).
     #[arg(long, env = env::HISTORY_INTERVAL_SECS, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
     pub history_interval_secs: u64,
+    /// Least milliseconds between two applications of one experiment's outcomes to its state.
+    /// Longer applies more outcomes per state write, for many experiments that each get a few
+    /// outcomes per pause; duels are then chosen from a state up to this old. A read that waits
+    /// for this replica's outcomes does not wait for the pause.
+    #[arg(long, env = env::APPLY_PAUSE_MS, default_value_t = crate::engine::owners::DEFAULT_APPLY_PAUSE.as_millis() as u64, value_parser = clap::value_parser!(u64).range(0..=10_000))]
+    pub apply_pause_ms: u64,
     /// Most running experiments given their own series on /metrics (lowest ids first), so
     /// the number of series stays bounded.
     #[arg(long, env = env::METRICS_MAX_EXPERIMENTS, default_value_t = crate::engine::stats::DEFAULT_MAX_EXPERIMENTS)]
@@ -290,6 +297,7 @@ async fn serve_on(
     store::migrate(&pool).await.context("applying migrations")?;
     let options = EngineOptions {
         history_interval: Duration::from_secs(args.history_interval_secs),
+        apply_pause: Duration::from_millis(args.apply_pause_ms),
         metrics_max_experiments: args.metrics_max_experiments,
         test_clock: args.test_clock,
         webhook_roots,

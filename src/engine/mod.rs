@@ -83,6 +83,8 @@ pub struct EngineOptions {
     pub webhook_roots: webhooks::TrustedRoots,
     /// Whether an admin may move the service clock forward (`--test-clock`; off by default).
     pub test_clock: bool,
+    /// Least time between two applications of one experiment's outcomes (`--apply-pause-ms`).
+    pub apply_pause: Duration,
 }
 
 impl Default for EngineOptions {
@@ -94,6 +96,7 @@ impl Default for EngineOptions {
             webhooks: webhooks::RetryPolicy::default(),
             webhook_roots: webhooks::TrustedRoots::default(),
             test_clock: false,
+            apply_pause: owners::DEFAULT_APPLY_PAUSE,
         }
     }
 }
@@ -154,7 +157,13 @@ impl Engine {
         let cache = Arc::new(Cache::default());
         let history = Arc::new(history::HistoryClock::new(options.history_interval));
         let clock = Arc::new(clock::Clock::new(options.test_clock));
-        let owners = owners::Owners::start(pool.clone(), cache.clone(), history, clock.clone());
+        let owners = owners::Owners::start(
+            pool.clone(),
+            cache.clone(),
+            history,
+            clock.clone(),
+            options.apply_pause,
+        );
         let writer = writer::spawn(pool.clone(), owners.clone());
         let db = Arc::new(db_health::DbHealth::default());
         tokio::spawn(db_health::probe_loop(Arc::downgrade(&db), pool.clone()));

@@ -51,16 +51,20 @@ const MAX_APPLY: i64 = 20_000;
 /// Postgres compresses and logs) and a transaction of its own, whether it applies one row or a
 /// thousand: applying as soon as woken, a hot experiment was applied after every acknowledgement
 /// group, and those writes were most of the CPU per outcome. Pausing lets the rows of several
-/// groups be applied at once; it delays a read of the counts (which waits for this replica's
-/// outcomes to be applied) by at most this much.
-const APPLY_PAUSE: Duration = Duration::from_millis(20);
+/// groups be applied at once. A read that waits for outcomes acknowledged here ends the pause
+/// ([`Owners::await_applied`]), so the pause delays the state duels are chosen from, not what a
+/// reader of this replica sees. `joust serve --apply-pause-ms` sets it: with many experiments
+/// that each get few outcomes per pause, nearly every outcome is applied alone (a read of its
+/// rows and a state write); a longer pause applies several at once (docs/operating.md).
+pub const DEFAULT_APPLY_PAUSE: Duration = Duration::from_millis(20);
 /// Least time between two turns of the ownership loop that follow a turn that sent notices. A
 /// replica that acknowledges outcomes of an experiment another replica owns nudges its loop after
 /// every acknowledgement group, and each turn could send a notice (a statement, and a wake-up of
-/// the owner's listener and applier). An owner with rows waiting applies at most once per [`APPLY_PAUSE`] and finds the rows itself
-/// while it is busy, so notices closer together than that wake nobody sooner; waiting also
-/// gathers the experiments of several groups into one notice.
-const NOTICE_GAP: Duration = APPLY_PAUSE;
+/// the owner's listener and applier). An owner with rows waiting applies at most once per pause
+/// (by default [`DEFAULT_APPLY_PAUSE`]) and finds the rows itself while it is busy, so notices
+/// closer together than that wake nobody sooner; waiting also gathers the experiments of several
+/// groups into one notice.
+const NOTICE_GAP: Duration = DEFAULT_APPLY_PAUSE;
 /// How often the dedicated session is checked when no lock was asked for meanwhile.
 const KEEPALIVE: Duration = Duration::from_secs(1);
 /// How long a read waits for the outcomes this replica acknowledged to be applied.
@@ -69,6 +73,8 @@ pub const READ_WAIT: Duration = Duration::from_secs(5);
 /// An experiment this replica owns: its applier's wake-up and whether it should keep running.
 struct Owned {
     wake: Arc<Notify>,
+    /// A read waits for this replica's outcomes to be applied: apply without the pause.
+    urgent: Arc<Notify>,
     alive: Arc<AtomicBool>,
 }
 
@@ -94,6 +100,8 @@ pub struct Owners {
     cache: Arc<Cache>,
     history: Arc<HistoryClock>,
     clock: Arc<Clock>,
+    /// Least time between two applications of one experiment while it has rows waiting.
+    apply_pause: Duration,
     inner: Mutex<Inner>,
     /// Wakes the ownership loop early (an outcome of an experiment not owned here).
     nudge: Arc<Notify>,
@@ -111,6 +119,7 @@ impl Owners {
         cache: Arc<Cache>,
         history: Arc<HistoryClock>,
         clock: Arc<Clock>,
+        apply_pause: Duration,
     ) -> Arc<Owners> {
         let (ended, ended_rx) = mpsc::unbounded_channel();
         let owners = Arc::new(Owners {
@@ -118,6 +127,7 @@ impl Owners {
             cache,
             history,
             clock,
+            apply_pause,
             inner: Mutex::default(),
             nudge: Arc::new(Notify::new()),
             ended,
@@ -202,6 +212,11 @@ impl Owners {
             return snap;
         };
         let until = Instant::now() + READ_WAIT;
+        if snap.applied_through < want
+            && let Some(owned) = self.inner.lock().unwrap().owned.get(&snap.id)
+        {
+            owned.urgent.notify_one();
+        }
         let mut snap = snap;
         loop {
             if snap.applied_through >= want || Instant::now() >= until {
@@ -356,6 +371,7 @@ impl Owners {
     fn spawn_applier(self: &Arc<Self>, id: i64) {
         let owned = Owned {
             wake: Arc::new(Notify::new()),
+            urgent: Arc::new(Notify::new()),
             alive: Arc::new(AtomicBool::new(true)),
         };
         let applier = Applier {
@@ -366,6 +382,8 @@ impl Owners {
             history: self.history.clone(),
             clock: self.clock.clone(),
             wake: owned.wake.clone(),
+            urgent: owned.urgent.clone(),
+            pause: self.apply_pause,
             alive: owned.alive.clone(),
             ended: self.ended.clone(),
         };
@@ -484,6 +502,8 @@ struct Applier {
     history: Arc<HistoryClock>,
     clock: Arc<Clock>,
     wake: Arc<Notify>,
+    urgent: Arc<Notify>,
+    pause: Duration,
     alive: Arc<AtomicBool>,
     ended: mpsc::UnboundedSender<i64>,
 }
@@ -516,19 +536,29 @@ impl Applier {
                     // (acknowledged here, a notice, the ownership poll): otherwise wait as when
                     // idle. On an experiment whose outcomes trickle in, looking again found
                     // nothing after nearly every application, a query per outcome.
-                    let paused = tokio::time::sleep(APPLY_PAUSE);
+                    let paused = tokio::time::sleep(self.pause);
                     tokio::pin!(paused);
                     let woken = tokio::select! {
                         _ = &mut paused => false,
                         _ = self.wake.notified() => true,
+                        // A read waits: apply now.
+                        _ = self.urgent.notified() => continue,
                     };
                     if woken {
-                        paused.await;
+                        tokio::select! {
+                            _ = &mut paused => {}
+                            _ = self.urgent.notified() => {}
+                        }
                     } else {
                         self.idle_wait(&mut behind_wait).await;
                     }
                 }
-                Ok(Step::Again) => tokio::time::sleep(APPLY_PAUSE).await,
+                Ok(Step::Again) => {
+                    tokio::select! {
+                        _ = tokio::time::sleep(self.pause) => {}
+                        _ = self.urgent.notified() => {}
+                    }
+                }
                 Ok(Step::Gone) => {
                     let _ = self.ended.send(self.id);
                     return;
@@ -565,6 +595,7 @@ impl Applier {
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}
             _ = self.wake.notified() => {}
+            _ = self.urgent.notified() => {}
         }
     }
 

@@ -8,6 +8,7 @@
 #[allow(dead_code)]
 mod helpers;
 
+mod apply_pause;
 mod browser_clicks;
 mod convergence;
 mod dashboard_browser;
