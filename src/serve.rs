@@ -75,8 +75,8 @@ pub struct ServeArgs {
     pub history_interval_secs: u64,
     /// Least milliseconds between two applications of one experiment's outcomes to its state.
     /// Longer applies more outcomes per state write, for many experiments that each get a few
-    /// outcomes per pause; duels are then chosen from a state up to this old. A read that waits
-    /// for this replica's outcomes does not wait for the pause.
+    /// outcomes per pause; duels are then chosen from a state up to this old. On the replica that
+    /// applies an experiment, a read that waits for its own outcomes does not wait for the pause.
     #[arg(long, env = env::APPLY_PAUSE_MS, default_value_t = crate::engine::owners::DEFAULT_APPLY_PAUSE.as_millis() as u64, value_parser = clap::value_parser!(u64).range(0..=10_000))]
     pub apply_pause_ms: u64,
     /// Most running experiments given their own series on /metrics (lowest ids first), so

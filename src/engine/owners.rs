@@ -51,9 +51,9 @@ const MAX_APPLY: i64 = 20_000;
 /// Postgres compresses and logs) and a transaction of its own, whether it applies one row or a
 /// thousand: applying as soon as woken, a hot experiment was applied after every acknowledgement
 /// group, and those writes were most of the CPU per outcome. Pausing lets the rows of several
-/// groups be applied at once. A read that waits for outcomes acknowledged here ends the pause
-/// ([`Owners::await_applied`]), so the pause delays the state duels are chosen from, not what a
-/// reader of this replica sees. `joust serve --apply-pause-ms` sets it: with many experiments
+/// groups be applied at once. On the owner, a read that waits for outcomes acknowledged there ends
+/// the pause ([`Owners::await_applied`]), so the pause delays the state duels are chosen from,
+/// not what that reader sees (a read on another replica waits for the owner's pause). `joust serve --apply-pause-ms` sets it: with many experiments
 /// that each get few outcomes per pause, nearly every outcome is applied alone (a read of its
 /// rows and a state write); a longer pause applies several at once (docs/operating.md).
 pub const DEFAULT_APPLY_PAUSE: Duration = Duration::from_millis(20);
@@ -208,15 +208,20 @@ impl Owners {
     /// which then reflects them unless the wait ran out (an owner that died and was not replaced
     /// yet, or a database outage).
     pub async fn await_applied(&self, snap: Arc<Snapshot>) -> Arc<Snapshot> {
-        let Some(want) = self.inner.lock().unwrap().acked.get(&snap.id).copied() else {
-            return snap;
+        let want = {
+            let inner = self.inner.lock().unwrap();
+            let Some(&want) = inner.acked.get(&snap.id) else {
+                return snap;
+            };
+            // Behind: the experiment's applier, if it runs here, applies without its pause.
+            if snap.applied_through < want
+                && let Some(owned) = inner.owned.get(&snap.id)
+            {
+                owned.urgent.notify_one();
+            }
+            want
         };
         let until = Instant::now() + READ_WAIT;
-        if snap.applied_through < want
-            && let Some(owned) = self.inner.lock().unwrap().owned.get(&snap.id)
-        {
-            owned.urgent.notify_one();
-        }
         let mut snap = snap;
         loop {
             if snap.applied_through >= want || Instant::now() >= until {

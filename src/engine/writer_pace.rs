@@ -175,10 +175,13 @@ mod tests {
     #[tokio::test]
     async fn a_wait_ends_at_its_bound_when_too_few_arrive() {
         let (arrivals, timer) = (Arrivals::default(), FineTimer::new());
-        arrivals
-            .wait_for(1, Duration::from_micros(200), &timer)
-            .await;
-        arrivals.wait_for(1, Duration::from_millis(2), &timer).await;
+        // No request arrives: each wait lasts its whole bound (the timer never ends a sleep
+        // early), the second too after the first ended by its bound.
+        for bound in [Duration::from_micros(200), Duration::from_millis(2)] {
+            let started = Instant::now();
+            arrivals.wait_for(1, bound, &timer).await;
+            assert!(started.elapsed() >= bound, "{bound:?}");
+        }
         assert_eq!(arrivals.count(), 0);
     }
 }

@@ -25,6 +25,9 @@ pub struct Tracker {
     active: usize,
     delta: f64,
     epsilon: f64,
+    /// A rival whose lower bound is at or below this is one the arm does not yet hold against
+    /// (1/2 - epsilon, as the bounds are kept: single precision).
+    rival_at: f32,
     boundary: Boundary,
     /// Rivals the arm is confidently not worse than by more than epsilon.
     holds: Vec<u32>,
@@ -54,6 +57,7 @@ impl Tracker {
             active: active.len(),
             delta: settings.delta,
             epsilon: settings.epsilon,
+            rival_at: (0.5 - settings.epsilon) as f32,
             boundary: Boundary::condorcet(settings.delta, active.len()),
             holds: vec![0; k],
             beaten: vec![0; k],
@@ -74,13 +78,8 @@ impl Tracker {
         t.minima = t
             .lower
             .as_ref()
-            .map(|lower| RowMinima::build(k, lower, view.active, t.rival_threshold()));
+            .map(|lower| RowMinima::build(k, lower, view.active, t.rival_at));
         t
-    }
-
-    /// A rival whose lower bound is at or below this is one the arm does not yet hold against.
-    fn rival_threshold(&self) -> f32 {
-        (0.5 - self.epsilon) as f32
     }
 
     /// Whether this tracker counts `view` under `settings` (it does unless arms or settings
@@ -101,7 +100,7 @@ impl Tracker {
     /// The statements of the pair (`i`, `j`) as (i holds, j holds, j beats i, i beats j), from
     /// the lower bounds of P(i beats j) and P(j beats i).
     fn statements(&self, li: f32, lj: f32) -> [bool; 4] {
-        let (hold, beat) = ((0.5 - self.epsilon) as f32, (0.5 + self.epsilon) as f32);
+        let (hold, beat) = (self.rival_at, (0.5 + self.epsilon) as f32);
         [li > hold, lj > hold, lj > beat, li > beat]
     }
 
@@ -142,10 +141,9 @@ impl Tracker {
             lower[j * k + i] = lj;
             // Built after the pairs, when the tracker itself is built.
             if let Some(minima) = self.minima.as_mut() {
-                let at = (0.5 - self.epsilon) as f32;
                 let (row_i, row_j) = (&lower[i * k..(i + 1) * k], &lower[j * k..(j + 1) * k]);
-                minima.changed((i, j), old.0, row_i, view.active, at);
-                minima.changed((j, i), old.1, row_j, view.active, at);
+                minima.changed((i, j), old.0, row_i, view.active, self.rival_at);
+                minima.changed((j, i), old.1, row_j, view.active, self.rival_at);
             }
         }
     }
@@ -211,7 +209,7 @@ impl Tracker {
     /// first. With kept bounds, about K/16 block minimums and one block of 16 are read
     /// ([`RowMinima`]); otherwise the row's bounds are computed.
     pub fn weakest_rival(&self, view: &View, champion: Arm) -> Option<Arm> {
-        let at = self.rival_threshold();
+        let at = self.rival_at;
         if let (Some(lower), Some(minima)) = (&self.lower, &self.minima) {
             let row = &lower[champion * self.k..(champion + 1) * self.k];
             return minima.first_lowest(champion, row, view.active, at);
