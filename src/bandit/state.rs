@@ -152,18 +152,18 @@ impl BanditState {
         self.active.iter().filter(|a| **a).count()
     }
 
-    /// The next duel (read-only): the policy's, or in its place, while nothing is decided, a
-    /// confirmation duel of the decision layer (see [`decision::DecisionLayer::confirmation`]).
+    /// The next duel (read-only): while nothing is decided, a confirmation duel of the decision
+    /// layer when it takes this step (see [`decision::DecisionLayer::confirmation`]), otherwise
+    /// the policy's. The layer decides first, so the policy samples only for its own steps.
     #[inline]
     pub fn select<R: Rng + ?Sized>(&self, rng: &mut R) -> Pair {
         let view = self.view();
-        let pair = self.policy.select(&view, rng);
         if self.policy.accepts_confirmations()
-            && let Some(confirmation) = self.decision.confirmation(&view, pair, rng)
+            && let Some(confirmation) = self.decision.confirmation(&view, rng)
         {
             return confirmation;
         }
-        pair
+        self.policy.select(&view, rng)
     }
 
     fn check_arm(&self, arm: Arm) -> Result<(), StateError> {
@@ -195,9 +195,13 @@ impl BanditState {
         };
         let both_active = self.active[duel.first] && self.active[duel.second];
         let counted = both_active && duel.first != duel.second;
-        if counted {
+        if counted || (both_active && duel.first == duel.second) {
             let view = View::new(&self.wins, &self.active, self.ties);
-            self.decision.before(&view, duel.first, duel.second);
+            if counted {
+                self.decision.before(&view, duel.first, duel.second);
+            } else {
+                self.decision.self_duel(&view, duel.first);
+            }
         }
         match win {
             Some(w) => self.wins.record_win(w.winner, w.loser),
@@ -221,31 +225,24 @@ impl BanditState {
         Ok(())
     }
 
-    /// The arms one query compares: 1 to `m` distinct active arms (read-only). Refused when the
-    /// policy takes fewer than `m` arms per query (the error names its limit) or `m < 2`.
     /// The most rankers per query the policy compares (2 for a pairwise policy).
     pub fn max_rankers_per_query(&self) -> usize {
         self.policy.max_rankers_per_query()
     }
 
+    /// The arms one query compares: 1 to `m` distinct active arms (read-only). Refused when the
+    /// policy takes fewer than `m` arms per query (the error names its limit) or `m < 2`.
     pub fn select_set<R: Rng + ?Sized>(&self, m: usize, rng: &mut R) -> SetChoice {
         multi::check_size(m, self.policy.max_rankers_per_query())?;
         let view = self.view();
-        let set = self.policy.select_set(&view, m, rng)?;
-        // A set of one or two is a duel, and the layer treats it as `select` does; a larger set
-        // is the policy's own.
-        let proposed = match set[..] {
-            [only] => Some(Pair::new(only, only)),
-            [first, second] => Some(Pair::new(first, second)),
-            _ => None,
-        };
-        if let Some(proposed) = proposed
-            && self.policy.accepts_confirmations()
-            && let Some(confirmation) = self.decision.confirmation(&view, proposed, rng)
+        // The layer takes its share of queries as `select` does; a query it takes is a duel (two
+        // rankers, which any query may show), since the evidence it gathers is one pair's.
+        if self.policy.accepts_confirmations()
+            && let Some(confirmation) = self.decision.confirmation(&view, rng)
         {
             return Ok(multi::pair_set(confirmation));
         }
-        Ok(set)
+        self.policy.select_set(&view, m, rng)
     }
 
     /// Records every preference one shown list produced, once: `shown` is the set as

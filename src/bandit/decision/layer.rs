@@ -1,26 +1,30 @@
 //! The confirmation layer: over any policy, while no Condorcet winner is decided, a share of the
-//! policy's duels is replaced by the duel the decision most needs, LUCB's: the leader against
+//! steps is given to the duel the decision most needs, LUCB's: the leader against
 //! the rival it is least separated from (lowest lower bound, never-compared rivals first).
 //!
-//! - **Which duels.** A self-duel (the duel a policy spends on its champion once it believes in
-//!   it: no evidence, only exploitation) always qualifies. A duel of two arms qualifies once the
-//!   arm the policy leads with (the pair's first: the champion candidate of DTS, MergeDTS, RUCB)
-//!   has been compared [`ESTABLISHED_PER_RIVAL`] times per active rival, so early exploration,
-//!   while the policy's first arm still changes often, is left to the policy. Measured on
-//!   MSLR-Navigational with DTS at 136 rankers: in the runs that decided late or never, DTS led
-//!   for a million steps with a wrong champion that it compared with a few close rivals and never
-//!   with itself, while the true winner had met only a handful of the 135 others; a layer that
-//!   waited for self-duels never ran.
-//! - **Which leader.** The arm the policy leads with while no rival confidently beats it;
-//!   otherwise the rival that beats it most clearly (followed on while that one is beaten too).
-//!   A policy stuck on a wrong champion thus has its evidence gathered for the arm beating it.
+//! - **Which steps.** Once some arm is established, played [`ESTABLISHED_PER_RIVAL`] times per
+//!   active rival, each step is a confirmation with probability `max_confirmation_share`, drawn
+//!   before the policy is asked: a step given to a confirmation costs none of the policy's
+//!   sampling (MergeDTS's Beta draws, DTS's), so the layer's steps are cheaper than the policy's.
+//!   Before that, early exploration is left to the policy. Measured on MSLR-Navigational with DTS
+//!   at 136 rankers: in the runs that decided late or never, DTS led for a million steps with a
+//!   wrong champion that it compared with a few close rivals and never with itself, while the
+//!   true winner had met only a handful of the 135 others; a layer that waited for self-duels
+//!   never ran.
+//! - **Which leader.** The arm played most, its comparisons and its self-duels (only a policy
+//!   duels an arm with itself, to exploit the arm it believes best), while no rival confidently
+//!   beats it; otherwise the rival that beats it most clearly (followed on while that one is
+//!   beaten too). A policy stuck on a wrong champion thus has its evidence gathered for the arm
+//!   beating it. Counting self-duels matters: a policy that settles on its champion early (DTS at
+//!   8 rankers after some 600 comparisons) then only self-duels, and without them no arm would
+//!   ever be established.
 //!
 //! The policy learns from every outcome, confirmations included, so the evidence also corrects
 //! its own beliefs.
 //!
 //! It lives in [`crate::bandit::BanditState`]'s `select` and `select_set` and keeps the policy
 //! contract: it reads the win matrix and the [`Tracker`] (derived from it, updated in `record`),
-//! never changes anything when selecting, and draws its randomness from the RNG passed in, after
+//! never changes anything when selecting, and draws its randomness from the RNG passed in, before
 //! the policy's own draws, so a state restored from JSON chooses exactly as the state it was
 //! saved from.
 //!
@@ -34,8 +38,9 @@
 //! champion), the champion retired, or other delta or epsilon. A Copeland decision is not kept:
 //! it is read from the counts whenever asked (see [`super::verdict`]).
 //!
-//! **Rate.** Each qualifying duel is replaced with probability `max_confirmation_share`, so at
-//! most that share of all duels are confirmations (in expectation), and none once decided. The
+//! **Rate.** Each step is a confirmation with probability `max_confirmation_share` once an arm is
+//! established, so at most that share of all duels are confirmations (in expectation), and none
+//! once decided. The
 //! comparisons a decision needs are set by the gaps and the boundary, whoever asks for them; the
 //! share sets how soon they are gathered, and every step after the decision costs no regret (the
 //! decided champion is served), so an earlier decision is usually cheaper. Their regret is that
@@ -174,6 +179,11 @@ impl DecisionLayer {
         self.tracker_mut(view).before(view, i, j);
     }
 
+    /// Call when the active arm `arm` duelled itself, before the tie counts change.
+    pub fn self_duel(&mut self, view: &View, arm: Arm) {
+        self.tracker_mut(view).self_duel(arm);
+    }
+
     /// Call after the counts of the pair (`i`, `j`) changed.
     pub fn after(&mut self, view: &View, i: Arm, j: Arm) {
         self.tracker_mut(view).after(view, i, j);
@@ -194,14 +204,10 @@ impl DecisionLayer {
         self.decided_champion.is_some() || self.with_tracker(view, |t| t.condorcet_decided())
     }
 
-    /// The confirmation duel to take instead of the policy's duel `proposed`, if any (read-only;
-    /// see the module documentation for the rule).
-    pub fn confirmation<R: Rng + ?Sized>(
-        &self,
-        view: &View,
-        proposed: Pair,
-        rng: &mut R,
-    ) -> Option<Pair> {
+    /// The confirmation duel to take instead of asking the policy, if any (read-only; see the
+    /// module documentation for the rule). Called before the policy's `select`, so that a step
+    /// given to a confirmation does not pay for the policy's sampling.
+    pub fn confirmation<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Option<Pair> {
         if !self.settings.confirmation || self.decided_champion.is_some() {
             return None;
         }
@@ -209,9 +215,8 @@ impl DecisionLayer {
             if t.condorcet_decided() {
                 return None;
             }
-            let own = proposed.first;
-            let self_duel = own == proposed.second;
-            if !self_duel && t.compared(own) < ESTABLISHED_PER_RIVAL * t.rivals() as f64 {
+            let own = t.most_played()?;
+            if t.played(own) < ESTABLISHED_PER_RIVAL * t.rivals() as f64 {
                 return None;
             }
             if rng.random::<f64>() >= self.settings.max_confirmation_share {
@@ -219,10 +224,6 @@ impl DecisionLayer {
             }
             let candidate = leader(t, view, own)?;
             let rival = t.weakest_rival(view, candidate)?;
-            // The policy's duel is already this one, in either order: nothing to replace.
-            if proposed == Pair::new(candidate, rival) || proposed == Pair::new(rival, candidate) {
-                return None;
-            }
             // Either order: a position bias of the interleaving falls on both sides alike.
             Some(if rng.random::<bool>() {
                 Pair::new(candidate, rival)
@@ -233,24 +234,22 @@ impl DecisionLayer {
     }
 }
 
-/// Comparisons per active rival the policy must have given an arm before the layer replaces that
-/// arm's duels of two arms: about what a clearly worse rival needs before its bound separates
-/// (50 to 100 comparisons at a preference of 0.8 to 0.9 with 136 arms), so an arm qualifies once
-/// the policy has led with it for a while, and its first steps of exploration are left alone.
-/// Measured with DTS at 136 rankers (results.md, "Decisions", tuned on MSLR seeds 21-27 at 10^6
-/// steps): at 1,000 instead, the layer started so late that DTS's runs stuck on a wrong champion
-/// were rescued only after most of their regret; at 100 the regret at 10^6 fell on both MSLR
-/// matrices, while a run whose DTS changes its leader often spends some confirmations on arms it
-/// then drops (each such arm's clearly worse rivals, a few thousand comparisons).
+/// Plays per active rival the most played arm must have before the layer takes steps:
+/// about what a clearly worse rival needs before its bound separates (50 to 100 comparisons at a
+/// preference of 0.8 to 0.9 with 136 arms), so the policy's first steps of exploration are left
+/// alone. Measured with DTS at 136 rankers (results.md, "Decisions", tuned on MSLR seeds 21-27 at
+/// 10^6 steps): at 1,000 instead, the layer started so late that DTS's runs stuck on a wrong
+/// champion were rescued only after most of their regret; at 100 the regret at 10^6 fell on both
+/// MSLR matrices.
 const ESTABLISHED_PER_RIVAL: f64 = 100.0;
 
 /// Most hops from a confidently beaten arm to the arm beating it (a Condorcet winner is reached
 /// within K - 1; the bound keeps a cycle of a Copeland matrix from looping).
 const MAX_LEADER_HOPS: usize = 8;
 
-/// The arm whose evidence the layer gathers when the policy leads with `own`: `own` itself while
+/// The arm whose evidence the layer gathers from `own`, the most played arm: `own` itself while
 /// no rival confidently beats it, otherwise the rival that beats it most clearly, followed on
-/// while that one is beaten too (LUCB's empirical leader, reached from the policy's choice).
+/// while that one is beaten too (LUCB's empirical leader).
 fn leader(t: &Tracker, view: &View, own: Arm) -> Option<Arm> {
     let mut arm = own;
     for _ in 0..MAX_LEADER_HOPS {
@@ -296,7 +295,7 @@ mod tests {
         let draws = 20_000;
         let mut taken = 0;
         for _ in 0..draws {
-            if let Some(pair) = layer.confirmation(&view, Pair::new(0, 0), &mut rng) {
+            if let Some(pair) = layer.confirmation(&view, &mut rng) {
                 taken += 1;
                 assert!(
                     pair == Pair::new(0, 1) || pair == Pair::new(1, 0),
@@ -310,27 +309,15 @@ mod tests {
         assert!((rate - share).abs() < 4.0 * se, "rate {rate}");
         // Off: never.
         let off = DecisionLayer::new(DecisionSettings::default().without_confirmation());
-        assert!((0..1000).all(|_| off.confirmation(&view, Pair::new(0, 0), &mut rng).is_none()));
-        // A self-duel of an arm some rival confidently beats (2, beaten by 0): the evidence
-        // gathered is that of the arm beating it, 0 against its weakest rival 1.
-        let mut led = 0;
-        for _ in 0..1000 {
-            if let Some(pair) = layer.confirmation(&view, Pair::new(2, 2), &mut rng) {
-                led += 1;
-                assert!(
-                    pair == Pair::new(0, 1) || pair == Pair::new(1, 0),
-                    "{pair:?}"
-                );
-            }
-        }
-        assert!(led > 0);
+        assert!((0..1000).all(|_| off.confirmation(&view, &mut rng).is_none()));
     }
 
-    /// The policy's own duels of two arms are replaced only once the arm it leads with has been
-    /// compared [`ESTABLISHED_PER_RIVAL`] times per rival, and never by the same duel.
+    /// The layer starts once the most compared arm has been compared [`ESTABLISHED_PER_RIVAL`]
+    /// times per rival, and gathers the evidence of the arm that confidently beats it, if any.
     #[test]
-    fn exploratory_duels_are_replaced_only_for_an_established_arm() {
-        // Arm 0 leads 1 narrowly (1,960 comparisons) and 2 clearly; 2 and 1 are even.
+    fn confirmations_start_once_an_arm_is_established_and_follow_its_beater() {
+        // Arm 2 is the most compared (3,000); 0 confidently beats it, and 0's weakest rival is 1
+        // (0 leads 1 narrowly over 1,960 comparisons).
         let mut w = WinMatrix::new(3);
         w.add_wins(0, 1, 1000);
         w.add_wins(1, 0, 960);
@@ -346,38 +333,23 @@ mod tests {
             ..Default::default()
         });
         let mut rng = BanditRng::seed_from_u64(9);
-        // The policy leads with arm 2 (3,000 comparisons: established); 0 confidently beats it,
-        // and 0's weakest rival is 1.
-        let proposed = Pair::new(2, 1);
         for _ in 0..100 {
-            let pair = layer
-                .confirmation(&view, proposed, &mut rng)
-                .expect("established");
+            let pair = layer.confirmation(&view, &mut rng).expect("established");
             assert!(
                 pair == Pair::new(0, 1) || pair == Pair::new(1, 0),
                 "{pair:?}"
             );
         }
-        // The policy's duel is already the one the layer would pick: left alone.
-        assert!((0..100).all(|_| {
-            layer
-                .confirmation(&view, Pair::new(0, 1), &mut rng)
-                .is_none()
-        }));
-        // An arm with fewer comparisons than that per rival: left alone.
+        // No arm with that many comparisons per rival yet: the policy's steps, all of them.
         let mut few = WinMatrix::new(3);
         few.add_wins(0, 1, 60);
         few.add_wins(1, 0, 50);
         let view = view_of(&few, &active);
-        assert!((0..100).all(|_| {
-            layer
-                .confirmation(&view, Pair::new(0, 1), &mut rng)
-                .is_none()
-        }));
-        // The same arm self-duelling: replaced (by 0 against never-compared 2).
-        let pair = layer
-            .confirmation(&view, Pair::new(0, 0), &mut rng)
-            .unwrap();
+        assert!((0..100).all(|_| layer.confirmation(&view, &mut rng).is_none()));
+        // Established (arm 0, 200 comparisons): it meets never-compared 2 first.
+        few.add_wins(0, 1, 90);
+        let view = view_of(&few, &active);
+        let pair = layer.confirmation(&view, &mut rng).unwrap();
         assert!(
             pair == Pair::new(0, 2) || pair == Pair::new(2, 0),
             "{pair:?}"
@@ -397,11 +369,7 @@ mod tests {
         });
         assert!(layer.condorcet_decided(&view));
         let mut rng = BanditRng::seed_from_u64(1);
-        assert!((0..1000).all(|_| {
-            layer
-                .confirmation(&view, Pair::new(0, 0), &mut rng)
-                .is_none()
-        }));
+        assert!((0..1000).all(|_| layer.confirmation(&view, &mut rng).is_none()));
     }
 
     /// Plays `n` outcomes between arms `winner` and `loser`, all won by `winner`.
@@ -460,11 +428,7 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(layer.decided_champion(), Some(0), "same delta and epsilon");
-        assert!((0..100).all(|_| {
-            layer
-                .confirmation(&state.view(), Pair::new(0, 0), &mut rng)
-                .is_none()
-        }));
+        assert!((0..100).all(|_| { layer.confirmation(&state.view(), &mut rng).is_none() }));
         // Another delta asks another question.
         layer.set_settings(DecisionSettings {
             delta: 0.01,
@@ -519,8 +483,8 @@ mod tests {
         }
     }
 
-    /// MergeDTS duels its champion with itself once one batch remains; the layer turns a share
-    /// of those into confirmations until decided, and a state restored from JSON (tracker not
+    /// MergeDTS duels its champion with itself once one batch remains; the layer takes a share
+    /// of the steps for confirmations until decided, and a state restored from JSON (tracker not
     /// persisted) chooses exactly the same duels.
     #[test]
     fn a_policy_that_self_duels_reaches_a_decision_and_replays_exactly() {

@@ -37,6 +37,14 @@ pub struct Tracker {
     full: usize,
     /// Comparisons of the arm with active rivals, in all (the counts of its row).
     compared: Vec<f64>,
+    /// Duels of the arm with itself (the tie counts' diagonal): only a policy chooses them, to
+    /// exploit the arm it believes best.
+    self_duels: Vec<f64>,
+    /// The active arm played most (comparisons plus self-duels; the lowest index among equals),
+    /// a function of the counts alone so that a rebuilt tracker agrees with a kept one.
+    most_played: Option<Arm>,
+    /// The count of the pair `before` was last called for, which `after` compares with.
+    pair_count_before: f64,
     /// Entry `i * k + j`: the lower bound of P(i beats j) (-inf with no comparison), kept up to
     /// [`KEPT_BOUNDS`] arms (4 k^2 bytes); above, bounds are computed when asked. The counts'
     /// statements are read from these single-precision bounds, so they may differ from
@@ -63,6 +71,9 @@ impl Tracker {
             beaten: vec![0; k],
             full: 0,
             compared: vec![0.0; k],
+            self_duels: vec![0.0; k],
+            most_played: None,
+            pair_count_before: 0.0,
             lower: (k <= KEPT_BOUNDS).then(|| vec![f32::NEG_INFINITY; k * k]),
             minima: None,
         };
@@ -74,7 +85,11 @@ impl Tracker {
                 t.compared[j] += n;
             }
         }
+        for &a in &active {
+            t.self_duels[a] = view.wins.ties(a, a) as f64;
+        }
         t.full = active.iter().filter(|&&a| t.is_full(a)).count();
+        t.most_played = t.rescan_most_played(&active);
         t.minima = t
             .lower
             .as_ref()
@@ -148,6 +163,34 @@ impl Tracker {
         }
     }
 
+    /// The first active arm played most. O(K).
+    fn rescan_most_played(&self, active: &[Arm]) -> Option<Arm> {
+        let mut best: Option<Arm> = None;
+        for &a in active {
+            if best.is_none_or(|b| self.played(a) > self.played(b)) {
+                best = Some(a);
+            }
+        }
+        best
+    }
+
+    /// Whether `a` comes before the kept most played arm: played more, or as much and a lower
+    /// index.
+    fn outranks_most_played(&self, a: Arm) -> bool {
+        self.most_played.is_none_or(|m| {
+            let (pa, pm) = (self.played(a), self.played(m));
+            pa > pm || (pa == pm && a < m)
+        })
+    }
+
+    /// Call when the active arm `arm` duelled itself, before the tie counts change.
+    pub fn self_duel(&mut self, arm: Arm) {
+        self.self_duels[arm] += 1.0;
+        if self.outranks_most_played(arm) {
+            self.most_played = Some(arm);
+        }
+    }
+
     fn is_full(&self, arm: Arm) -> bool {
         self.holds[arm] as usize + 1 == self.active
     }
@@ -159,15 +202,30 @@ impl Tracker {
         let n = view.count(i, j);
         self.compared[i] -= n;
         self.compared[j] -= n;
+        self.pair_count_before = n;
     }
 
-    /// Call after the counts of the pair (`i`, `j`) changed.
+    /// Call after the counts of the pair (`i`, `j`) changed (`before` was called for them).
     pub fn after(&mut self, view: &View, i: Arm, j: Arm) {
         self.apply(view, i, j, true);
         self.full += self.is_full(i) as usize + self.is_full(j) as usize;
         let n = view.count(i, j);
         self.compared[i] += n;
         self.compared[j] += n;
+        // Only the pair's counts moved. If they fell (an outcome withdrawn) and the kept arm is
+        // one of the pair, any arm may now lead: rescan. Otherwise the kept arm still leads every
+        // arm outside the pair, and only `i` or `j` can pass it.
+        let fell = n < self.pair_count_before;
+        if fell && self.most_played.is_some_and(|m| m == i || m == j) {
+            let active: Vec<Arm> = view.active_arms().collect();
+            self.most_played = self.rescan_most_played(&active);
+            return;
+        }
+        for a in [i, j] {
+            if self.outranks_most_played(a) {
+                self.most_played = Some(a);
+            }
+        }
     }
 
     /// Active arms other than one.
@@ -175,9 +233,15 @@ impl Tracker {
         self.active.saturating_sub(1)
     }
 
-    /// Comparisons of `arm` with active rivals so far (O(1)).
-    pub fn compared(&self, arm: Arm) -> f64 {
-        self.compared[arm]
+    /// The active arm played most so far (comparisons with active rivals plus self-duels), the
+    /// first among equals (O(1)).
+    pub fn most_played(&self) -> Option<Arm> {
+        self.most_played
+    }
+
+    /// Comparisons of `arm` with active rivals plus its self-duels so far (O(1)).
+    pub fn played(&self, arm: Arm) -> f64 {
+        self.compared[arm] + self.self_duels[arm]
     }
 
     /// The active rival that beats `arm` by the widest confident margin (highest lower bound of
@@ -246,7 +310,15 @@ mod tests {
         let mut t = Tracker::build(&view_of(&w, &active), &settings);
         for step in 0..20_000 {
             let (i, j) = (rng.random_range(0..k), rng.random_range(0..k));
-            let both = i != j && active[i] && active[j];
+            if i == j {
+                // A self-duel: a tie on the diagonal.
+                if active[i] {
+                    t.self_duel(i);
+                }
+                w.record_tie(i, i);
+                continue;
+            }
+            let both = active[i] && active[j];
             if both {
                 t.before(&view_of(&w, &active), i, j);
             }
@@ -276,6 +348,8 @@ mod tests {
                 assert_eq!(t.lower, fresh.lower);
                 assert_eq!(t.minima, fresh.minima);
                 assert_eq!(t.compared, fresh.compared);
+                assert_eq!(t.self_duels, fresh.self_duels);
+                assert_eq!(t.most_played, fresh.most_played);
                 let d = decide(&view_of(&w, &active), &settings);
                 assert_eq!(t.condorcet_decided(), d.champion.is_some());
             }
