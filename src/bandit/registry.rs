@@ -157,7 +157,7 @@ macro_rules! policies {
                 match self { $( AnyPolicy::$variant(_) => $name, )* }
             }
 
-            /// Whether the confirmation layer may replace this policy's self-duels. Not for the
+            /// Whether the confirmation layer may take some of this policy's steps. Not for the
             /// reductions of Ailon et al. (Sparring, Doubler, MultiSBM): they credit each side's
             /// learner with the arm on its side, so a duel they did not choose would reward a
             /// learner for an arm it never picked (measured: MultiSBM then misses the winner of

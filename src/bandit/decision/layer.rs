@@ -312,7 +312,7 @@ mod tests {
         assert!((0..1000).all(|_| off.confirmation(&view, &mut rng).is_none()));
     }
 
-    /// The layer starts once the most compared arm has been compared [`ESTABLISHED_PER_RIVAL`]
+    /// The layer starts once the most played arm has been played [`ESTABLISHED_PER_RIVAL`]
     /// times per rival, and gathers the evidence of the arm that confidently beats it, if any.
     #[test]
     fn confirmations_start_once_an_arm_is_established_and_follow_its_beater() {

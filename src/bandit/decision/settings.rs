@@ -18,7 +18,7 @@ pub struct DecisionSettings {
     /// Indifference margin: a champion is decided when no ranker beats it by more than this;
     /// in [0, 0.5). 0 asks for a strict Condorcet winner.
     pub epsilon: f64,
-    /// Whether the confirmation layer may replace duels to gather the missing evidence.
+    /// Whether the confirmation layer may take duels to gather the missing evidence.
     pub confirmation: bool,
     /// Largest expected share of duels the confirmation layer takes; in (0, 1].
     pub max_confirmation_share: f64,

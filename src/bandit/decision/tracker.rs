@@ -43,8 +43,6 @@ pub struct Tracker {
     /// The active arm played most (comparisons plus self-duels; the lowest index among equals),
     /// a function of the counts alone so that a rebuilt tracker agrees with a kept one.
     most_played: Option<Arm>,
-    /// The count of the pair `before` was last called for, which `after` compares with.
-    pair_count_before: f64,
     /// Entry `i * k + j`: the lower bound of P(i beats j) (-inf with no comparison), kept up to
     /// [`KEPT_BOUNDS`] arms (4 k^2 bytes); above, bounds are computed when asked. The counts'
     /// statements are read from these single-precision bounds, so they may differ from
@@ -73,7 +71,6 @@ impl Tracker {
             compared: vec![0.0; k],
             self_duels: vec![0.0; k],
             most_played: None,
-            pair_count_before: 0.0,
             lower: (k <= KEPT_BOUNDS).then(|| vec![f32::NEG_INFINITY; k * k]),
             minima: None,
         };
@@ -202,7 +199,6 @@ impl Tracker {
         let n = view.count(i, j);
         self.compared[i] -= n;
         self.compared[j] -= n;
-        self.pair_count_before = n;
     }
 
     /// Call after the counts of the pair (`i`, `j`) changed (`before` was called for them).
@@ -212,15 +208,10 @@ impl Tracker {
         let n = view.count(i, j);
         self.compared[i] += n;
         self.compared[j] += n;
-        // Only the pair's counts moved. If they fell (an outcome withdrawn) and the kept arm is
-        // one of the pair, any arm may now lead: rescan. Otherwise the kept arm still leads every
-        // arm outside the pair, and only `i` or `j` can pass it.
-        let fell = n < self.pair_count_before;
-        if fell && self.most_played.is_some_and(|m| m == i || m == j) {
-            let active: Vec<Arm> = view.active_arms().collect();
-            self.most_played = self.rescan_most_played(&active);
-            return;
-        }
+        // Counts only grow (no outcome is ever withdrawn), so the kept arm still leads every arm
+        // whose counts did not move, and only `i` or `j` can pass it. That holds for a query's
+        // pairs too (`before` for each, then `after` for each): an arm is compared at a value no
+        // higher than its final one, and again at its final one in its last `after`.
         for a in [i, j] {
             if self.outranks_most_played(a) {
                 self.most_played = Some(a);
@@ -299,6 +290,78 @@ mod tests {
     use crate::bandit::testing::view_of;
     use crate::bandit::{BanditRng, WinMatrix};
     use rand::{Rng, SeedableRng};
+
+    /// A multi-ranker query changes several pairs at once (`before` for each, then `after` for
+    /// each, as `BanditState::record_set` does), here with ties counting as half a win and
+    /// self-duels between queries: the kept counts and the most played arm still match a
+    /// rebuild.
+    #[test]
+    fn query_shaped_updates_with_half_win_ties_match_a_rebuild() {
+        use crate::bandit::TieRule;
+        let mut rng = BanditRng::seed_from_u64(8);
+        let k = 7;
+        let mut w = WinMatrix::new(k);
+        let active = [true, true, true, false, true, true, true];
+        let settings = DecisionSettings::default();
+        let mut t = Tracker::build(&View::new(&w, &active, TieRule::HalfWin), &settings);
+        for query in 0..3_000 {
+            if rng.random::<f64>() < 0.2 {
+                let a = rng.random_range(0..k);
+                if active[a] {
+                    t.self_duel(a);
+                }
+                w.record_tie(a, a);
+                continue;
+            }
+            // 2 to 4 distinct active arms, arm 0 the strongest.
+            let m = rng.random_range(2..=4);
+            let mut shown: Vec<Arm> = Vec::new();
+            while shown.len() < m {
+                let a = rng.random_range(0..k);
+                if active[a] && !shown.contains(&a) {
+                    shown.push(a);
+                }
+            }
+            let pairs: Vec<(Arm, Arm)> = (0..m)
+                .flat_map(|x| (x + 1..m).map(move |y| (x, y)))
+                .map(|(x, y)| (shown[x], shown[y]))
+                .collect();
+            for &(i, j) in &pairs {
+                t.before(&View::new(&w, &active, TieRule::HalfWin), i, j);
+            }
+            for &(i, j) in &pairs {
+                let u = rng.random::<f64>();
+                let p = if i == 0 {
+                    0.7
+                } else if j == 0 {
+                    0.3
+                } else {
+                    0.45
+                };
+                if u < 0.1 {
+                    w.record_tie(i, j);
+                } else if u < 0.1 + 0.9 * p {
+                    w.record_win(i, j);
+                } else {
+                    w.record_win(j, i);
+                }
+            }
+            for &(i, j) in &pairs {
+                t.after(&View::new(&w, &active, TieRule::HalfWin), i, j);
+            }
+            if query % 100 == 0 {
+                let fresh = Tracker::build(&View::new(&w, &active, TieRule::HalfWin), &settings);
+                assert_eq!(t.compared, fresh.compared);
+                assert_eq!(t.self_duels, fresh.self_duels);
+                assert_eq!(t.most_played, fresh.most_played, "query {query}");
+                assert_eq!(
+                    (t.holds.clone(), t.beaten.clone()),
+                    (fresh.holds, fresh.beaten)
+                );
+                assert_eq!(t.lower, fresh.lower);
+            }
+        }
+    }
 
     #[test]
     fn updates_one_pair_at_a_time_match_a_rebuild() {

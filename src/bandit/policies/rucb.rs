@@ -291,7 +291,7 @@ mod tests {
         let mut rng = BanditRng::seed_from_u64(2);
         let spec = PolicySpec::parse_cli("rucb").unwrap();
         let mut state = BanditState::new(&spec, 2, TieRule::Ignore, &mut rng).unwrap();
-        // RUCB's own choices: the decision's confirmation layer would replace its self-duels.
+        // RUCB's own choices: the decision's confirmation layer would take some of its steps.
         state.set_decision_settings(
             crate::bandit::DecisionSettings::default().without_confirmation(),
         );
