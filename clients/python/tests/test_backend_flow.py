@@ -170,7 +170,10 @@ def test_multi_ranker_credits_and_ordering(client: Client) -> None:
     credits = {name: float(i == 0) for i, name in enumerate(duel.rankers)}
     result = client.outcome(duel, credits=credits)
     assert result is not None and result.status == "recorded"
-    assert len(result.outcomes) == len(duel.rankers) * (len(duel.rankers) - 1) // 2
+    # Every pair's result; a query of one ranker (Self-Sparring drew it for every slot, which a
+    # fresh experiment does about once in 16 queries) lists its self-duel as one tie.
+    n = len(duel.rankers)
+    assert len(result.outcomes) == (n * (n - 1) // 2 if n > 1 else 1)
     second = client.duel(experiment.id)
     # Self-Sparring may draw one ranker for every slot: then the duel shows one ranker and its
     # ordering has no tied group after the first place.
