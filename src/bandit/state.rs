@@ -195,13 +195,9 @@ impl BanditState {
         };
         let both_active = self.active[duel.first] && self.active[duel.second];
         let counted = both_active && duel.first != duel.second;
-        if counted || (both_active && duel.first == duel.second) {
+        if counted {
             let view = View::new(&self.wins, &self.active, self.ties);
-            if counted {
-                self.decision.before(&view, duel.first, duel.second);
-            } else {
-                self.decision.self_duel(&view, duel.first);
-            }
+            self.decision.before(&view, duel.first, duel.second);
         }
         match win {
             Some(w) => self.wins.record_win(w.winner, w.loser),
@@ -210,6 +206,8 @@ impl BanditState {
         let view = View::new(&self.wins, &self.active, self.ties);
         if counted {
             self.decision.after(&view, duel.first, duel.second);
+        } else if both_active && duel.first == duel.second {
+            self.decision.self_duel(&view, duel.first);
         }
         if !both_active {
             return Ok(());

@@ -57,14 +57,6 @@ const MAX_APPLY: i64 = 20_000;
 /// that each get few outcomes per pause, nearly every outcome is applied alone (a read of its
 /// rows and a state write); a longer pause applies several at once (docs/operating.md).
 pub const DEFAULT_APPLY_PAUSE: Duration = Duration::from_millis(20);
-/// Least time between two turns of the ownership loop that follow a turn that sent notices. A
-/// replica that acknowledges outcomes of an experiment another replica owns nudges its loop after
-/// every acknowledgement group, and each turn could send a notice (a statement, and a wake-up of
-/// the owner's listener and applier). An owner with rows waiting applies at most once per pause
-/// (by default [`DEFAULT_APPLY_PAUSE`]) and finds the rows itself while it is busy, so notices
-/// closer together than that wake nobody sooner; waiting also gathers the experiments of several
-/// groups into one notice.
-const NOTICE_GAP: Duration = DEFAULT_APPLY_PAUSE;
 /// How often the dedicated session is checked when no lock was asked for meanwhile.
 const KEEPALIVE: Duration = Duration::from_secs(1);
 /// How long a read waits for the outcomes this replica acknowledged to be applied.
@@ -100,7 +92,14 @@ pub struct Owners {
     cache: Arc<Cache>,
     history: Arc<HistoryClock>,
     clock: Arc<Clock>,
-    /// Least time between two applications of one experiment while it has rows waiting.
+    /// Least time between two applications of one experiment while it has rows waiting. Also
+    /// the least time between two turns of the ownership loop that follow a turn that sent
+    /// notices: a replica that acknowledges outcomes of an experiment another replica owns
+    /// nudges its loop after every acknowledgement group, and each turn could send a notice (a
+    /// statement, and a wake-up of the owner's listener and applier). An owner with rows waiting
+    /// applies at most once per pause (replicas share their settings) and finds the rows itself
+    /// while it is busy, so notices closer together than that wake nobody sooner; waiting also
+    /// gathers the experiments of several groups into one notice.
     apply_pause: Duration,
     inner: Mutex<Inner>,
     /// Wakes the ownership loop early (an outcome of an experiment not owned here).
@@ -460,9 +459,10 @@ async fn ownership_loop(
             return;
         };
         let since_notice = owners.inner.lock().unwrap().noticed_at.map(|t| t.elapsed());
-        if let Some(since) = since_notice.filter(|&since| since < NOTICE_GAP) {
+        let gap = owners.apply_pause;
+        if let Some(since) = since_notice.filter(|&since| since < gap) {
             // Nudges that arrive meanwhile gather in `nudged` for this turn.
-            tokio::time::sleep(NOTICE_GAP - since).await;
+            tokio::time::sleep(gap - since).await;
         }
         if conn.is_none() {
             match PgConnection::connect_with(&owners.pool.connect_options()).await {
@@ -526,6 +526,14 @@ enum Step {
 }
 
 impl Applier {
+    /// Waits out `paused`, unless a read waits for this replica's outcomes first.
+    async fn rest_of_pause(&self, paused: std::pin::Pin<&mut tokio::time::Sleep>) {
+        tokio::select! {
+            _ = paused => {}
+            _ = self.urgent.notified() => {}
+        }
+    }
+
     async fn run(self) {
         // How long to wait before looking again for rows acknowledged here but not yet final:
         // short at first, doubling while an older transaction holds them back, so a long
@@ -550,19 +558,15 @@ impl Applier {
                         _ = self.urgent.notified() => continue,
                     };
                     if woken {
-                        tokio::select! {
-                            _ = &mut paused => {}
-                            _ = self.urgent.notified() => {}
-                        }
+                        self.rest_of_pause(paused).await;
                     } else {
                         self.idle_wait(&mut behind_wait).await;
                     }
                 }
                 Ok(Step::Again) => {
-                    tokio::select! {
-                        _ = tokio::time::sleep(self.pause) => {}
-                        _ = self.urgent.notified() => {}
-                    }
+                    let paused = tokio::time::sleep(self.pause);
+                    tokio::pin!(paused);
+                    self.rest_of_pause(paused).await;
                 }
                 Ok(Step::Gone) => {
                     let _ = self.ended.send(self.id);

@@ -40,8 +40,8 @@
 //!
 //! **Rate.** Each step is a confirmation with probability `max_confirmation_share` once an arm is
 //! established, so at most that share of all duels are confirmations (in expectation), and none
-//! once decided. The
-//! comparisons a decision needs are set by the gaps and the boundary, whoever asks for them; the
+//! once decided. The comparisons a decision needs are set by the gaps and the boundary, whoever
+//! asks for them; the
 //! share sets how soon they are gathered, and every step after the decision costs no regret (the
 //! decided champion is served), so an earlier decision is usually cheaper. Their regret is that
 //! of those comparisons: a rival close to the leader needs many but costs little per duel, a
@@ -179,9 +179,9 @@ impl DecisionLayer {
         self.tracker_mut(view).before(view, i, j);
     }
 
-    /// Call when the active arm `arm` duelled itself, before the tie counts change.
+    /// Call after the active arm `arm` duelled itself (its tie count grew).
     pub fn self_duel(&mut self, view: &View, arm: Arm) {
-        self.tracker_mut(view).self_duel(arm);
+        self.tracker_mut(view).self_duel(view, arm);
     }
 
     /// Call after the counts of the pair (`i`, `j`) changed.
@@ -216,7 +216,7 @@ impl DecisionLayer {
                 return None;
             }
             let own = t.most_played()?;
-            if t.played(own) < ESTABLISHED_PER_RIVAL * t.rivals() as f64 {
+            if t.played(view, own) < ESTABLISHED_PER_RIVAL * t.rivals() as f64 {
                 return None;
             }
             if rng.random::<f64>() >= self.settings.max_confirmation_share {

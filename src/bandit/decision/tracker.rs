@@ -37,11 +37,9 @@ pub struct Tracker {
     full: usize,
     /// Comparisons of the arm with active rivals, in all (the counts of its row).
     compared: Vec<f64>,
-    /// Duels of the arm with itself (the tie counts' diagonal): only a policy chooses them, to
-    /// exploit the arm it believes best.
-    self_duels: Vec<f64>,
-    /// The active arm played most (comparisons plus self-duels; the lowest index among equals),
-    /// a function of the counts alone so that a rebuilt tracker agrees with a kept one.
+    /// The active arm played most (comparisons plus self-duels, which are the tie counts'
+    /// diagonal; the lowest index among equals), a function of the counts alone so that a rebuilt
+    /// tracker agrees with a kept one.
     most_played: Option<Arm>,
     /// Entry `i * k + j`: the lower bound of P(i beats j) (-inf with no comparison), kept up to
     /// [`KEPT_BOUNDS`] arms (4 k^2 bytes); above, bounds are computed when asked. The counts'
@@ -69,7 +67,6 @@ impl Tracker {
             beaten: vec![0; k],
             full: 0,
             compared: vec![0.0; k],
-            self_duels: vec![0.0; k],
             most_played: None,
             lower: (k <= KEPT_BOUNDS).then(|| vec![f32::NEG_INFINITY; k * k]),
             minima: None,
@@ -82,11 +79,8 @@ impl Tracker {
                 t.compared[j] += n;
             }
         }
-        for &a in &active {
-            t.self_duels[a] = view.wins.ties(a, a) as f64;
-        }
         t.full = active.iter().filter(|&&a| t.is_full(a)).count();
-        t.most_played = t.rescan_most_played(&active);
+        t.most_played = t.rescan_most_played(view, &active);
         t.minima = t
             .lower
             .as_ref()
@@ -161,10 +155,10 @@ impl Tracker {
     }
 
     /// The first active arm played most. O(K).
-    fn rescan_most_played(&self, active: &[Arm]) -> Option<Arm> {
+    fn rescan_most_played(&self, view: &View, active: &[Arm]) -> Option<Arm> {
         let mut best: Option<Arm> = None;
         for &a in active {
-            if best.is_none_or(|b| self.played(a) > self.played(b)) {
+            if best.is_none_or(|b| self.played(view, a) > self.played(view, b)) {
                 best = Some(a);
             }
         }
@@ -173,19 +167,25 @@ impl Tracker {
 
     /// Whether `a` comes before the kept most played arm: played more, or as much and a lower
     /// index.
-    fn outranks_most_played(&self, a: Arm) -> bool {
+    fn outranks_most_played(&self, view: &View, a: Arm) -> bool {
         self.most_played.is_none_or(|m| {
-            let (pa, pm) = (self.played(a), self.played(m));
+            let (pa, pm) = (self.played(view, a), self.played(view, m));
             pa > pm || (pa == pm && a < m)
         })
     }
 
-    /// Call when the active arm `arm` duelled itself, before the tie counts change.
-    pub fn self_duel(&mut self, arm: Arm) {
-        self.self_duels[arm] += 1.0;
-        if self.outranks_most_played(arm) {
-            self.most_played = Some(arm);
+    /// Keeps the most played arm after `arms`' plays grew (and no other arm's).
+    fn played_more(&mut self, view: &View, arms: [Arm; 2]) {
+        for a in arms {
+            if self.outranks_most_played(view, a) {
+                self.most_played = Some(a);
+            }
         }
+    }
+
+    /// Call after the active arm `arm` duelled itself (its tie count grew).
+    pub fn self_duel(&mut self, view: &View, arm: Arm) {
+        self.played_more(view, [arm, arm]);
     }
 
     fn is_full(&self, arm: Arm) -> bool {
@@ -212,11 +212,7 @@ impl Tracker {
         // whose counts did not move, and only `i` or `j` can pass it. That holds for a query's
         // pairs too (`before` for each, then `after` for each): an arm is compared at a value no
         // higher than its final one, and again at its final one in its last `after`.
-        for a in [i, j] {
-            if self.outranks_most_played(a) {
-                self.most_played = Some(a);
-            }
-        }
+        self.played_more(view, [i, j]);
     }
 
     /// Active arms other than one.
@@ -231,8 +227,8 @@ impl Tracker {
     }
 
     /// Comparisons of `arm` with active rivals plus its self-duels so far (O(1)).
-    pub fn played(&self, arm: Arm) -> f64 {
-        self.compared[arm] + self.self_duels[arm]
+    pub fn played(&self, view: &View, arm: Arm) -> f64 {
+        self.compared[arm] + view.wins.ties(arm, arm) as f64
     }
 
     /// The active rival that beats `arm` by the widest confident margin (highest lower bound of
@@ -306,11 +302,19 @@ mod tests {
         let mut t = Tracker::build(&View::new(&w, &active, TieRule::HalfWin), &settings);
         for query in 0..3_000 {
             if rng.random::<f64>() < 0.2 {
-                let a = rng.random_range(0..k);
-                if active[a] {
-                    t.self_duel(a);
-                }
+                // Mostly arm 6 (as a policy exploits its champion), so that its self-duels, not
+                // its comparisons, make it the most played arm for stretches.
+                let a = if rng.random::<bool>() {
+                    6
+                } else {
+                    rng.random_range(0..k)
+                };
                 w.record_tie(a, a);
+                if active[a] {
+                    t.self_duel(&View::new(&w, &active, TieRule::HalfWin), a);
+                }
+                let fresh = Tracker::build(&View::new(&w, &active, TieRule::HalfWin), &settings);
+                assert_eq!(t.most_played, fresh.most_played, "self-duel at {query}");
                 continue;
             }
             // 2 to 4 distinct active arms, arm 0 the strongest.
@@ -349,17 +353,35 @@ mod tests {
             for &(i, j) in &pairs {
                 t.after(&View::new(&w, &active, TieRule::HalfWin), i, j);
             }
+            let fresh = Tracker::build(&View::new(&w, &active, TieRule::HalfWin), &settings);
+            assert_eq!(t.most_played, fresh.most_played, "query {query}");
             if query % 100 == 0 {
-                let fresh = Tracker::build(&View::new(&w, &active, TieRule::HalfWin), &settings);
                 assert_eq!(t.compared, fresh.compared);
-                assert_eq!(t.self_duels, fresh.self_duels);
-                assert_eq!(t.most_played, fresh.most_played, "query {query}");
                 assert_eq!(
                     (t.holds.clone(), t.beaten.clone()),
                     (fresh.holds, fresh.beaten)
                 );
                 assert_eq!(t.lower, fresh.lower);
             }
+        }
+    }
+
+    /// Self-duels alone can make an arm the most played: the arm a policy exploits leads.
+    #[test]
+    fn self_duels_make_an_arm_the_most_played() {
+        let mut w = WinMatrix::new(3);
+        w.add_wins(0, 1, 5);
+        let active = [true; 3];
+        let mut t = Tracker::build(&view_of(&w, &active), &DecisionSettings::default());
+        assert_eq!(t.most_played(), Some(0));
+        for n in 1..=6 {
+            w.record_tie(2, 2);
+            t.self_duel(&view_of(&w, &active), 2);
+            // As many plays as arm 0 (5) is not enough: the lower index leads among equals.
+            let want = if n <= 5 { 0 } else { 2 };
+            assert_eq!(t.most_played(), Some(want), "{n} self-duels");
+            let fresh = Tracker::build(&view_of(&w, &active), &DecisionSettings::default());
+            assert_eq!(fresh.most_played(), Some(want));
         }
     }
 
@@ -375,10 +397,10 @@ mod tests {
             let (i, j) = (rng.random_range(0..k), rng.random_range(0..k));
             if i == j {
                 // A self-duel: a tie on the diagonal.
-                if active[i] {
-                    t.self_duel(i);
-                }
                 w.record_tie(i, i);
+                if active[i] {
+                    t.self_duel(&view_of(&w, &active), i);
+                }
                 continue;
             }
             let both = active[i] && active[j];
@@ -411,7 +433,6 @@ mod tests {
                 assert_eq!(t.lower, fresh.lower);
                 assert_eq!(t.minima, fresh.minima);
                 assert_eq!(t.compared, fresh.compared);
-                assert_eq!(t.self_duels, fresh.self_duels);
                 assert_eq!(t.most_played, fresh.most_played);
                 let d = decide(&view_of(&w, &active), &settings);
                 assert_eq!(t.condorcet_decided(), d.champion.is_some());
