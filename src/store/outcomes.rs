@@ -44,100 +44,209 @@ pub struct Acknowledged {
 /// commit): each is a wake-up of the database's backend and of the writer, which on a busy
 /// machine costs more than the statement. Rows of an experiment that is gone (deleted after its
 /// duels were issued) are not inserted.
+///
+/// A plain insert first: almost every group holds only new duels, and for those `ON CONFLICT`
+/// costs Postgres a check of the unique index and a confirmation record in the WAL per row, and
+/// `RETURNING` a result row each (all rows of one transaction share its id, so one is enough).
+/// A group with a duel recorded before (a retry) fails that insert as a whole, writing nothing,
+/// and is inserted again with `ON CONFLICT DO NOTHING`, which skips the recorded duels.
 pub async fn acknowledge(
     pool: &PgPool,
     experiments: &[i64],
     rows: &[OutcomeRow],
 ) -> Result<Acknowledged, StoreError> {
-    let duel_ids: Vec<Uuid> = rows.iter().map(|r| r.duel_id).collect();
-    let of: Vec<i64> = rows.iter().map(|r| r.experiment_id).collect();
-    let firsts: Vec<i32> = rows.iter().map(|r| r.first).collect();
-    let seconds: Vec<i32> = rows.iter().map(|r| r.second).collect();
-    let winners: Vec<Option<i32>> = rows.iter().map(|r| r.winner).collect();
-    let issued: Vec<chrono::DateTime<chrono::Utc>> = rows.iter().map(|r| r.issued_at).collect();
-    let pairwise = rows
-        .iter()
-        .all(|r| r.set.is_none() && r.unit.is_none() && r.segment.is_none());
-    // The pairwise form fills no array columns; arrays of arrays must be rectangular in
-    // Postgres, so a query's per-row arrays travel as JSON text and are turned back into int[]
-    // and smallint[] by the statement.
-    let sql = if pairwise {
-        ACKNOWLEDGE_PAIRS
-    } else {
-        ACKNOWLEDGE_SETS
-    };
-    let mut query = sqlx::query(sql)
-        .bind(experiments)
-        .bind(&duel_ids)
-        .bind(&of)
-        .bind(&firsts)
-        .bind(&seconds)
-        .bind(&winners)
-        .bind(&issued);
-    if !pairwise {
-        let sets: Vec<Option<String>> = rows
-            .iter()
-            .map(|r| {
-                r.set
-                    .as_ref()
-                    .map(|(rankers, results)| serde_json::json!([rankers, results]).to_string())
-            })
-            .collect();
-        let units: Vec<Option<Vec<u8>>> = rows.iter().map(|r| r.unit.clone()).collect();
-        let segments: Vec<Option<i16>> = rows.iter().map(|r| r.segment).collect();
-        query = query.bind(sets).bind(units).bind(segments);
-    }
-    let mut out = Acknowledged::default();
-    for row in query.fetch_all(pool).await? {
-        match row.try_get::<Option<i64>, _>("live")? {
-            Some(id) => out.live.push(id),
-            None => out
-                .inserted
-                .push((row.try_get("duel_id")?, row.try_get("xid")?)),
+    let columns = Columns::of(rows);
+    let fresh = columns.bind(sqlx::query(columns.sql(Form::Fresh)), experiments);
+    match fresh.fetch_one(pool).await {
+        Ok(row) => {
+            let live: Vec<i64> = row.try_get("live")?;
+            let xid: i64 = row.try_get("xid")?;
+            let inserted: Vec<(Uuid, i64)> = rows
+                .iter()
+                .filter(|r| live.contains(&r.experiment_id))
+                .map(|r| (r.duel_id, xid))
+                .collect();
+            let count: i64 = row.try_get("inserted")?;
+            if count != inserted.len() as i64 {
+                return Err(StoreError::Database(sqlx::Error::Protocol(format!(
+                    "the acknowledgement inserted {count} rows of {}",
+                    inserted.len()
+                ))));
+            }
+            Ok(Acknowledged { live, inserted })
         }
+        Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some(UNIQUE_VIOLATION) => {
+            let retry = columns.bind(sqlx::query(columns.sql(Form::Retry)), experiments);
+            let mut out = Acknowledged::default();
+            for row in retry.fetch_all(pool).await? {
+                match row.try_get::<Option<i64>, _>("live")? {
+                    Some(id) => out.live.push(id),
+                    None => out
+                        .inserted
+                        .push((row.try_get("duel_id")?, row.try_get("xid")?)),
+                }
+            }
+            Ok(out)
+        }
+        Err(e) => Err(e.into()),
     }
-    Ok(out)
 }
 
-/// [`acknowledge`] of two-ranker duels: $1 the experiments, $2.. the rows' columns.
-const ACKNOWLEDGE_PAIRS: &str = "
-    WITH live AS (
-        SELECT id FROM experiments WHERE id = ANY($1::bigint[]) AND deleted_at IS NULL
-    ), inserted AS (
-        INSERT INTO outcomes (duel_id, experiment_id, first_idx, second_idx, winner_idx, issued_at)
-        SELECT d, e, f, s, w, i
+/// Postgres' SQLSTATE for a duplicate key.
+const UNIQUE_VIOLATION: &str = "23505";
+
+/// Which acknowledging statement: for new duels only, or skipping those recorded before.
+#[derive(Clone, Copy)]
+enum Form {
+    Fresh,
+    Retry,
+}
+
+/// The rows' columns as arrays, bound to either statement.
+struct Columns {
+    duel_ids: Vec<Uuid>,
+    of: Vec<i64>,
+    firsts: Vec<i32>,
+    seconds: Vec<i32>,
+    winners: Vec<Option<i32>>,
+    issued: Vec<chrono::DateTime<chrono::Utc>>,
+    /// `None` when every row is a two-ranker duel without unit or segment: the pairwise form
+    /// fills no array columns. Arrays of arrays must be rectangular in Postgres, so a query's
+    /// per-row arrays travel as JSON text and are turned back into int[] and smallint[] by the
+    /// statement.
+    extra: Option<Extra>,
+}
+
+struct Extra {
+    sets: Vec<Option<String>>,
+    units: Vec<Option<Vec<u8>>>,
+    segments: Vec<Option<i16>>,
+}
+
+impl Columns {
+    fn of(rows: &[OutcomeRow]) -> Columns {
+        let pairwise = rows
+            .iter()
+            .all(|r| r.set.is_none() && r.unit.is_none() && r.segment.is_none());
+        let extra = (!pairwise).then(|| Extra {
+            sets: rows
+                .iter()
+                .map(|r| {
+                    r.set
+                        .as_ref()
+                        .map(|(rankers, results)| serde_json::json!([rankers, results]).to_string())
+                })
+                .collect(),
+            units: rows.iter().map(|r| r.unit.clone()).collect(),
+            segments: rows.iter().map(|r| r.segment).collect(),
+        });
+        Columns {
+            duel_ids: rows.iter().map(|r| r.duel_id).collect(),
+            of: rows.iter().map(|r| r.experiment_id).collect(),
+            firsts: rows.iter().map(|r| r.first).collect(),
+            seconds: rows.iter().map(|r| r.second).collect(),
+            winners: rows.iter().map(|r| r.winner).collect(),
+            issued: rows.iter().map(|r| r.issued_at).collect(),
+            extra,
+        }
+    }
+
+    fn sql(&self, form: Form) -> &'static str {
+        match (self.extra.is_some(), form) {
+            (false, Form::Fresh) => ACKNOWLEDGE_PAIRS_FRESH,
+            (false, Form::Retry) => ACKNOWLEDGE_PAIRS_RETRY,
+            (true, Form::Fresh) => ACKNOWLEDGE_SETS_FRESH,
+            (true, Form::Retry) => ACKNOWLEDGE_SETS_RETRY,
+        }
+    }
+
+    fn bind<'q>(
+        &'q self,
+        query: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
+        experiments: &'q [i64],
+    ) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
+        let query = query
+            .bind(experiments)
+            .bind(&self.duel_ids)
+            .bind(&self.of)
+            .bind(&self.firsts)
+            .bind(&self.seconds)
+            .bind(&self.winners)
+            .bind(&self.issued);
+        match &self.extra {
+            None => query,
+            Some(x) => query.bind(&x.sets).bind(&x.units).bind(&x.segments),
+        }
+    }
+}
+
+/// The live experiments among $1, and this transaction's id, which every row it inserts carries
+/// as its place in the apply order.
+macro_rules! live_and_xid {
+    () => {
+        "WITH live AS (
+            SELECT id FROM experiments WHERE id = ANY($1::bigint[]) AND deleted_at IS NULL
+        ), this AS (SELECT pg_current_xact_id()::text::bigint AS xid), inserted AS ("
+    };
+}
+
+/// The insert of two-ranker duels: $2.. the rows' columns.
+macro_rules! insert_pairs {
+    () => {
+        "INSERT INTO outcomes
+            (duel_id, experiment_id, first_idx, second_idx, winner_idx, issued_at, xid)
+        SELECT d, e, f, s, w, i, (SELECT xid FROM this)
         FROM UNNEST($2::uuid[], $3::bigint[], $4::int[], $5::int[], $6::int[], $7::timestamptz[])
              AS t(d, e, f, s, w, i)
-        WHERE e IN (SELECT id FROM live)
-        ON CONFLICT (duel_id) DO NOTHING RETURNING duel_id, xid
-    )
-    SELECT duel_id, xid, NULL::bigint AS live FROM inserted
-    UNION ALL SELECT NULL, NULL, id FROM live";
+        WHERE e IN (SELECT id FROM live)"
+    };
+}
 
-/// [`acknowledge`] with multi-ranker queries, units or segments: as [`ACKNOWLEDGE_PAIRS`], and $8
-/// each row's rankers and results as JSON (NULL for a two-ranker duel), $9 its unit's keyed hash
-/// and $10 its segment's index.
-const ACKNOWLEDGE_SETS: &str = "
-    WITH live AS (
-        SELECT id FROM experiments WHERE id = ANY($1::bigint[]) AND deleted_at IS NULL
-    ), inserted AS (
-        INSERT INTO outcomes
+/// The insert with multi-ranker queries, units or segments: as [`insert_pairs`], and $8 each
+/// row's rankers and results as JSON (NULL for a two-ranker duel), $9 its unit's keyed hash and
+/// $10 its segment's index.
+macro_rules! insert_sets {
+    () => {
+        "INSERT INTO outcomes
             (duel_id, experiment_id, first_idx, second_idx, winner_idx, issued_at, rankers, results,
-             unit_hash, segment)
+             unit_hash, segment, xid)
         SELECT d, e, f, s, w, i,
                CASE WHEN j IS NULL THEN NULL ELSE
                    ARRAY(SELECT jsonb_array_elements_text(j::jsonb -> 0)::int) END,
                CASE WHEN j IS NULL THEN NULL ELSE
                    ARRAY(SELECT jsonb_array_elements_text(j::jsonb -> 1)::smallint) END,
-               u, g
+               u, g, (SELECT xid FROM this)
         FROM UNNEST($2::uuid[], $3::bigint[], $4::int[], $5::int[], $6::int[],
                     $7::timestamptz[], $8::text[], $9::bytea[], $10::smallint[])
              AS t(d, e, f, s, w, i, j, u, g)
-        WHERE e IN (SELECT id FROM live)
-        ON CONFLICT (duel_id) DO NOTHING RETURNING duel_id, xid
-    )
-    SELECT duel_id, xid, NULL::bigint AS live FROM inserted
-    UNION ALL SELECT NULL, NULL, id FROM live";
+        WHERE e IN (SELECT id FROM live)"
+    };
+}
+
+/// For new duels only: one result row, the transaction's id, the rows inserted and the live
+/// experiments. Fails on a duel recorded before.
+macro_rules! fresh {
+    () => {
+        " RETURNING 1)
+        SELECT (SELECT xid FROM this) AS xid, (SELECT count(*) FROM inserted) AS inserted,
+               ARRAY(SELECT id FROM live) AS live"
+    };
+}
+
+/// Skipping duels recorded before: a row per new duel (its id and apply order) and one per live
+/// experiment.
+macro_rules! retry {
+    () => {
+        " ON CONFLICT (duel_id) DO NOTHING RETURNING duel_id, xid)
+        SELECT duel_id, xid, NULL::bigint AS live FROM inserted
+        UNION ALL SELECT NULL, NULL, id FROM live"
+    };
+}
+
+const ACKNOWLEDGE_PAIRS_FRESH: &str = concat!(live_and_xid!(), insert_pairs!(), fresh!());
+const ACKNOWLEDGE_PAIRS_RETRY: &str = concat!(live_and_xid!(), insert_pairs!(), retry!());
+const ACKNOWLEDGE_SETS_FRESH: &str = concat!(live_and_xid!(), insert_sets!(), fresh!());
+const ACKNOWLEDGE_SETS_RETRY: &str = concat!(live_and_xid!(), insert_sets!(), retry!());
 
 /// What is on record for each of these duels that has an outcome.
 pub async fn recorded(

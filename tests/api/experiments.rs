@@ -524,6 +524,87 @@ async fn batch_outcomes_record_valid_items_and_report_each() {
     app.stop().await;
 }
 
+/// A duel's token and the first ranker it names, for a duel request with this body.
+async fn duel_with(app: &TestApp, id: i64, body: Value) -> (String, String) {
+    let (s, d) = app.post(&format!("/v1/experiments/{id}/duels"), body).await;
+    assert_eq!(s, StatusCode::OK, "{d}");
+    let token = d["duel_token"].as_str().unwrap().to_string();
+    (token, d["rankers"][0].as_str().unwrap().to_string())
+}
+
+/// The acknowledgement inserts a group as new duels and, when one of them was recorded before,
+/// again skipping those: a batch of repeats, a conflicting copy and new duels records the new
+/// ones, reports the others, and counts each duel once. Duels with a unit take the other form
+/// of the statement (their rows carry the unit), so both are checked.
+#[tokio::test]
+async fn a_batch_of_recorded_and_new_duels_records_only_the_new_ones() {
+    let app = spawn_app().await;
+    let id = app
+        .create_experiment(&["a", "b", "c"], json!({"name": "uniform"}))
+        .await;
+    for round in 0..2 {
+        let mut items = Vec::new();
+        for i in 0..11 {
+            // A unit is shown the same duel for a while, so each of these duels has its own.
+            let body = if round == 0 {
+                json!({})
+            } else {
+                json!({ "unit": format!("user-{i}") })
+            };
+            let (token, first) = duel_with(&app, id, body).await;
+            items.push(json!({"duel_token": token, "winner": first}));
+        }
+        for item in &items[..6] {
+            let (s, b) = app.post("/v1/outcomes", item.clone()).await;
+            assert_eq!(
+                (s, b["status"].as_str()),
+                (StatusCode::OK, Some("recorded")),
+                "round {round}: {b}"
+            );
+        }
+        let mut batch = items[..5].to_vec();
+        let mut conflicting = items[5].clone();
+        conflicting["winner"] = json!("tie");
+        batch.push(conflicting);
+        batch.extend_from_slice(&items[6..]);
+        let (s, b) = app
+            .post("/v1/outcomes/batch", json!({ "outcomes": batch }))
+            .await;
+        assert_eq!(s, StatusCode::OK, "{b}");
+        let statuses: Vec<&str> = b["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["status"].as_str().unwrap_or_else(|| error_code(r)))
+            .collect();
+        assert_eq!(
+            statuses,
+            [
+                ["duplicate"; 5].as_slice(),
+                &["outcome_conflict"],
+                &["recorded"; 5]
+            ]
+            .concat(),
+            "{b}"
+        );
+        // The same batch again: nothing new.
+        let (s, again) = app
+            .post("/v1/outcomes/batch", json!({ "outcomes": batch }))
+            .await;
+        assert_eq!(s, StatusCode::OK, "{again}");
+        assert_eq!(
+            (again["recorded"].as_u64(), again["duplicates"].as_u64()),
+            (Some(0), Some(10)),
+            "{again}"
+        );
+        let e = app.experiment(id).await;
+        let counted =
+            e["outcomes_applied"].as_u64().unwrap() + e["ties_recorded"].as_u64().unwrap();
+        assert_eq!(counted, 11 * (round as u64 + 1), "{e}");
+    }
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn expired_duels_are_refused_with_their_own_code() {
     let app = spawn_app().await;
