@@ -3,6 +3,8 @@
 //! what was already recorded for the others; the experiment's owner later adds to the win and tie counts in the
 //! transaction that writes the state (see [`super::apply`]).
 
+use std::collections::HashSet;
+
 use sqlx::{PgPool, Row};
 use uuid::Uuid;
 
@@ -61,9 +63,10 @@ pub async fn acknowledge(
         Ok(row) => {
             let live: Vec<i64> = row.try_get("live")?;
             let xid: i64 = row.try_get("xid")?;
+            let is_live: HashSet<i64> = live.iter().copied().collect();
             let inserted: Vec<(Uuid, i64)> = rows
                 .iter()
-                .filter(|r| live.contains(&r.experiment_id))
+                .filter(|r| is_live.contains(&r.experiment_id))
                 .map(|r| (r.duel_id, xid))
                 .collect();
             let count: i64 = row.try_get("inserted")?;
