@@ -247,10 +247,12 @@ fn write_password(path: &Path, password: &str) -> Result<(), EmbeddedError> {
 /// containers often), so the file is removed when that process is not a live `postgres`. A live
 /// `postgres` is usually the previous server still finishing the fast shutdown its parent's death
 /// triggered: it gets a few seconds, after which the start fails rather than run two servers on one
-/// directory.
+/// directory. So do backends that outlived a killed postmaster: Postgres would wait for them by
+/// the shared memory the file names, so the file stays until they are gone.
 pub(super) async fn clear_stale_pid_file(data: &Path) -> Result<(), EmbeddedError> {
     let pid_file = data.join("postmaster.pid");
     let deadline = Instant::now() + PREVIOUS_SERVER_TIMEOUT;
+    let mut waited_for_backends = false;
     loop {
         let Ok(contents) = std::fs::read_to_string(&pid_file) else {
             return Ok(());
@@ -269,6 +271,23 @@ pub(super) async fn clear_stale_pid_file(data: &Path) -> Result<(), EmbeddedErro
                 }
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
+            _ if !orphans_of(data).is_empty() => {
+                // The postmaster is gone but some of its backends are not (a killed postmaster's
+                // backends finish the statement they are running, a commit included). The file
+                // is what tells a new postmaster to wait for them: removed now, two servers would
+                // write one cluster, and a commit of the old one's could be lost.
+                if !waited_for_backends {
+                    tracing::warn!(data_dir = %data.display(), "waiting for the backends of a killed Postgres server to exit");
+                    waited_for_backends = true;
+                }
+                if Instant::now() >= deadline {
+                    return Err(EmbeddedError::AlreadyRunning {
+                        pid: orphans_of(data)[0],
+                        data_dir: data.to_path_buf(),
+                    });
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
             _ => {
                 tracing::warn!(file = %pid_file.display(), "removing a stale postmaster.pid");
                 return match std::fs::remove_file(&pid_file) {
@@ -281,6 +300,24 @@ pub(super) async fn clear_stale_pid_file(data: &Path) -> Result<(), EmbeddedErro
             }
         }
     }
+}
+
+/// Live `postgres` processes working in `data`: every server process changes into its data
+/// directory, so a backend left running by a killed postmaster is found by its working directory.
+/// A process whose directory cannot be read (another user's, without the right to look) is not
+/// counted.
+fn orphans_of(data: &Path) -> Vec<u32> {
+    let Ok(data) = data.canonicalize() else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| is_live_postgres(pid))
+        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd == data))
+        .collect()
 }
 
 /// Whether `pid` is a running (not zombie) process named `postgres`, from /proc.
@@ -327,5 +364,54 @@ pub(super) async fn stop_foreign_server(data: &Path, timeout: Duration) {
         tracing::warn!(pid, "the PostgreSQL server did not stop within {timeout:?}");
     } else {
         tracing::info!(pid, "embedded postgres stopped");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A process named `postgres` working in `dir`, as a backend of a killed postmaster is (a
+    /// copy of `sleep`, which exits after `seconds`).
+    fn fake_backend(bin: &Path, dir: &Path, seconds: &str) -> std::process::Child {
+        let postgres = bin.join("postgres");
+        if !postgres.exists() {
+            std::fs::copy("/bin/sleep", &postgres).unwrap();
+        }
+        std::process::Command::new(&postgres)
+            .arg(seconds)
+            .current_dir(dir)
+            .spawn()
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_stale_pid_file_stays_until_the_killed_servers_backends_are_gone() {
+        let root = std::env::temp_dir().join(format!("joust-orphans-{}", std::process::id()));
+        let (bin, data) = (root.join("bin"), root.join("data"));
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::create_dir_all(&data).unwrap();
+        // A pid that is not running: a process that has exited and been reaped.
+        let mut gone = std::process::Command::new("true").spawn().unwrap();
+        let gone_pid = gone.id();
+        gone.wait().unwrap();
+        std::fs::write(data.join("postmaster.pid"), format!("{gone_pid}\n")).unwrap();
+
+        let mut backend = fake_backend(&bin, &data, "0.6");
+        assert_eq!(orphans_of(&data), vec![backend.id()]);
+        assert!(
+            orphans_of(&bin).is_empty(),
+            "only processes working in the directory"
+        );
+        let started = Instant::now();
+        clear_stale_pid_file(&data).await.unwrap();
+        assert!(
+            started.elapsed() >= Duration::from_millis(400),
+            "the file was removed while a backend still ran ({:?})",
+            started.elapsed()
+        );
+        assert!(!data.join("postmaster.pid").exists());
+        backend.wait().unwrap();
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }
