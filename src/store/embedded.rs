@@ -43,8 +43,9 @@
 //! [`EmbeddedPostgres::start`], so the server also survives the end of the runtime that started it.
 //!
 //! [`EmbeddedPostgres::stop`] and `Drop` perform the same fast shutdown and wait for it. A
-//! `postmaster.pid` left behind by a killed run is removed on the next start when its process is
-//! gone; if a previous server is still shutting down, start waits for it briefly.
+//! `postmaster.pid` left behind by a killed run is removed on the next start when its process and
+//! every backend it left are gone; if a previous server is still shutting down, start waits for it
+//! briefly.
 
 mod binaries;
 mod cluster;
