@@ -10,8 +10,8 @@ function init(args)
   wrk.headers["Content-Type"] = "application/json"
 end
 -- Ten document ids per ranker: overlapping lists, as the rankers of one query return. The k-th
--- distinct ranker of a query gets list k, built once here rather than per request: wrk shares
--- the machine's cores with the server, so its own work per request lowers every rate it reads.
+-- distinct ranker of a query gets list k, built once here rather than per request (this moved
+-- the full-query rate by no more than the noise: docs/benchmarks.md).
 local list_json = {}
 for k = 0, 63 do
   local docs = {}

@@ -58,7 +58,7 @@ pub async fn acknowledge(
     rows: &[OutcomeRow],
 ) -> Result<Acknowledged, StoreError> {
     let columns = Columns::of(rows);
-    let fresh = columns.bind(sqlx::query(columns.sql(Form::Fresh)), experiments);
+    let fresh = columns.query(Form::Fresh, experiments);
     match fresh.fetch_one(pool).await {
         Ok(row) => {
             let live: Vec<i64> = row.try_get("live")?;
@@ -79,7 +79,7 @@ pub async fn acknowledge(
             Ok(Acknowledged { live, inserted })
         }
         Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some(UNIQUE_VIOLATION) => {
-            let retry = columns.bind(sqlx::query(columns.sql(Form::Retry)), experiments);
+            let retry = columns.query(Form::Retry, experiments);
             let mut out = Acknowledged::default();
             for row in retry.fetch_all(pool).await? {
                 match row.try_get::<Option<i64>, _>("live")? {
@@ -154,21 +154,19 @@ impl Columns {
         }
     }
 
-    fn sql(&self, form: Form) -> &'static str {
-        match (self.extra.is_some(), form) {
+    /// The statement of `form` for these rows, bound to them and to the experiments asked for.
+    fn query<'q>(
+        &'q self,
+        form: Form,
+        experiments: &'q [i64],
+    ) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
+        let sql = match (self.extra.is_some(), form) {
             (false, Form::Fresh) => ACKNOWLEDGE_PAIRS_FRESH,
             (false, Form::Retry) => ACKNOWLEDGE_PAIRS_RETRY,
             (true, Form::Fresh) => ACKNOWLEDGE_SETS_FRESH,
             (true, Form::Retry) => ACKNOWLEDGE_SETS_RETRY,
-        }
-    }
-
-    fn bind<'q>(
-        &'q self,
-        query: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
-        experiments: &'q [i64],
-    ) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
-        let query = query
+        };
+        let query = sqlx::query(sql)
             .bind(experiments)
             .bind(&self.duel_ids)
             .bind(&self.of)

@@ -524,14 +524,6 @@ async fn batch_outcomes_record_valid_items_and_report_each() {
     app.stop().await;
 }
 
-/// A duel's token and the first ranker it names, for a duel request with this body.
-async fn duel_with(app: &TestApp, id: i64, body: Value) -> (String, String) {
-    let (s, d) = app.post(&format!("/v1/experiments/{id}/duels"), body).await;
-    assert_eq!(s, StatusCode::OK, "{d}");
-    let token = d["duel_token"].as_str().unwrap().to_string();
-    (token, d["rankers"][0].as_str().unwrap().to_string())
-}
-
 /// The acknowledgement inserts a group as new duels and, when one of them was recorded before,
 /// again skipping those: a batch of repeats, a conflicting copy and new duels records the new
 /// ones, reports the others, and counts each duel once. Duels with a unit take the other form
@@ -551,8 +543,8 @@ async fn a_batch_of_recorded_and_new_duels_records_only_the_new_ones() {
             } else {
                 json!({ "unit": format!("user-{i}") })
             };
-            let (token, first) = duel_with(&app, id, body).await;
-            items.push(json!({"duel_token": token, "winner": first}));
+            let duel = app.duel_for(id, body).await;
+            items.push(json!({"duel_token": duel["duel_token"], "winner": duel["rankers"][0]}));
         }
         for item in &items[..6] {
             let (s, b) = app.post("/v1/outcomes", item.clone()).await;

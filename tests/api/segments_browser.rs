@@ -26,10 +26,7 @@ async fn play(app: &TestApp, id: i64, n: usize, segment: Option<&str>, strength:
     let rank = |name: &str| strength.iter().position(|s| *s == name).unwrap();
     let body = segment.map_or(json!({}), |s| json!({ "segment": s }));
     for _ in 0..n {
-        let (s, duel) = app
-            .post(&format!("/v1/experiments/{id}/duels"), body.clone())
-            .await;
-        assert_eq!(s, StatusCode::OK, "{duel}");
+        let duel = app.duel_for(id, body.clone()).await;
         let r: Vec<&str> = duel["rankers"]
             .as_array()
             .unwrap()

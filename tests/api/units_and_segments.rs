@@ -23,12 +23,6 @@ async fn create(app: &TestApp, extra: Value) -> i64 {
     body["id"].as_i64().unwrap()
 }
 
-async fn duel_for(app: &TestApp, id: i64, body: Value) -> Value {
-    let (status, duel) = app.post(&format!("/v1/experiments/{id}/duels"), body).await;
-    assert_eq!(status, StatusCode::OK, "{duel}");
-    duel
-}
-
 /// Each ranker's list: 30 documents, partly shared, in a ranker-specific order.
 fn lists(rankers: &[Value]) -> Value {
     let mut m = serde_json::Map::new();
@@ -67,7 +61,7 @@ async fn a_units_duel_and_list_are_the_same_on_two_replicas_and_pages() {
     // First asks, on replica a; each duel's outcome is posted at once.
     let mut first = Vec::new();
     for ask in &asks {
-        let duel = duel_for(&a, id, ask.clone()).await;
+        let duel = a.duel_for(id, ask.clone()).await;
         let page1 = interleave_page(&a, &duel, None).await;
         let page2 = interleave_page(&a, &duel, Some(2)).await;
         let winner = duel["rankers"][0].as_str().unwrap().to_string();
@@ -83,7 +77,7 @@ async fn a_units_duel_and_list_are_the_same_on_two_replicas_and_pages() {
     assert!(applied_version > 1);
     let mut pairs = std::collections::HashSet::new();
     for (ask, (duel, page1, page2)) in asks.iter().zip(&first) {
-        let again = duel_for(&b, id, ask.clone()).await;
+        let again = b.duel_for(id, ask.clone()).await;
         assert_eq!(again["duel_id"], duel["duel_id"], "{ask}");
         assert_eq!(again["rankers"], duel["rankers"], "{ask}");
         pairs.insert(duel["rankers"].to_string());
@@ -116,8 +110,8 @@ async fn a_units_duel_and_list_are_the_same_on_two_replicas_and_pages() {
     // Different units and queries do not all get one duel, and a duel without a unit is new
     // every time.
     assert!(pairs.len() > 1, "{pairs:?}");
-    let plain1 = duel_for(&a, id, json!({})).await;
-    let plain2 = duel_for(&a, id, json!({})).await;
+    let plain1 = a.duel_for(id, json!({})).await;
+    let plain2 = a.duel_for(id, json!({})).await;
     assert_ne!(plain1["duel_id"], plain2["duel_id"]);
     assert_ne!(before, plain1["duel_id"]);
     a.stop().await;
@@ -144,7 +138,9 @@ async fn clicks_on_page_two_credit_the_ranker_that_placed_the_document() {
     let app = spawn_app().await;
     let id = create(&app, json!({})).await;
     for u in 0..10 {
-        let duel = duel_for(&app, id, json!({"unit": format!("u{u}"), "query": "q"})).await;
+        let duel = app
+            .duel_for(id, json!({"unit": format!("u{u}"), "query": "q"}))
+            .await;
         if duel["rankers"][0] == duel["rankers"][1] {
             continue;
         }
@@ -208,7 +204,7 @@ async fn bad_unit_requests_and_paging_of_optimized_lists_are_refused() {
         .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     let opt = body["id"].as_i64().unwrap();
-    let duel = duel_for(&app, opt, json!({"unit": "u", "query": "q"})).await;
+    let duel = app.duel_for(opt, json!({"unit": "u", "query": "q"})).await;
     let mut req = json!({"duel_token": duel["duel_token"], "lists": lists(duel["rankers"].as_array().unwrap()), "page": 2});
     let (status, err) = app.post("/v1/interleavings", req.clone()).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{err}");
@@ -224,7 +220,7 @@ async fn a_segment_beyond_the_limit_is_refused_and_changes_nothing() {
     let id = create(&app, json!({"segments": {"max_segments": 2}})).await;
     let path = format!("/v1/experiments/{id}/duels");
     for label in ["mobile", "desktop", "mobile"] {
-        duel_for(&app, id, json!({"segment": label})).await;
+        app.duel_for(id, json!({"segment": label})).await;
     }
     let (status, err) = app.post(&path, json!({"segment": "tablet"})).await;
     assert_eq!(status, StatusCode::CONFLICT, "{err}");
@@ -233,7 +229,7 @@ async fn a_segment_beyond_the_limit_is_refused_and_changes_nothing() {
     let view = app.experiment(id).await;
     assert_eq!(view["duels_issued"], 3, "{view}");
     // Known labels still work; the refused one was not registered.
-    duel_for(&app, id, json!({"segment": "desktop"})).await;
+    app.duel_for(id, json!({"segment": "desktop"})).await;
     let (status, _) = app.post(&path, json!({"segment": "tablet"})).await;
     assert_eq!(status, StatusCode::CONFLICT);
     let labels: Vec<String> = sqlx::query_scalar(
@@ -259,7 +255,7 @@ async fn each_segment_reports_the_champion_of_its_own_outcomes() {
         } else {
             ("desktop", "bm25")
         };
-        let duel = duel_for(&app, id, json!({"segment": segment})).await;
+        let duel = app.duel_for(id, json!({"segment": segment})).await;
         let r: Vec<&str> = duel["rankers"]
             .as_array()
             .unwrap()
@@ -317,7 +313,9 @@ async fn one_heavy_unit_does_not_decide_an_experiment_that_aggregates_by_unit() 
         // instead of assuming a share; 3,000 queries bound a policy that never compares the pair.
         let mut q = 0;
         let view = loop {
-            let duel = duel_for(&app, id, json!({"unit": "heavy", "query": format!("q{q}")})).await;
+            let duel = app
+                .duel_for(id, json!({"unit": "heavy", "query": format!("q{q}")}))
+                .await;
             q += 1;
             let r = duel["rankers"].as_array().unwrap();
             let winner = if r.iter().any(|x| x == "bert") {

@@ -151,12 +151,18 @@ impl TestApp {
         body["id"].as_i64().unwrap()
     }
 
-    /// Asks for a duel; returns its token and rankers.
-    pub async fn duel(&self, id: i64) -> (String, [String; 2]) {
+    /// Asks for a duel with this request body (a unit, a segment, ...); returns the answer.
+    pub async fn duel_for(&self, id: i64, request: Value) -> Value {
         let (status, body) = self
-            .post(&format!("/v1/experiments/{id}/duels"), json!({}))
+            .post(&format!("/v1/experiments/{id}/duels"), request)
             .await;
         assert_eq!(status, StatusCode::OK, "{body}");
+        body
+    }
+
+    /// Asks for a duel; returns its token and rankers.
+    pub async fn duel(&self, id: i64) -> (String, [String; 2]) {
+        let body = self.duel_for(id, json!({})).await;
         let r = body["rankers"].as_array().unwrap();
         (
             body["duel_token"].as_str().unwrap().to_string(),

@@ -246,59 +246,45 @@ fn write_password(path: &Path, password: &str) -> Result<(), EmbeddedError> {
 /// refuses to start when the pid in that file belongs to any live process (pids are reused, in
 /// containers often), so the file is removed when that process is not a live `postgres`. A live
 /// `postgres` is usually the previous server still finishing the fast shutdown its parent's death
-/// triggered: it gets a few seconds, after which the start fails rather than run two servers on one
-/// directory. So do backends that outlived a killed postmaster: Postgres would wait for them by
-/// the shared memory the file names, so the file stays until they are gone.
+/// triggered; backends can also outlive a killed postmaster, each finishing the statement it runs
+/// (a commit included). Postgres refuses to start beside them by the shared memory the file
+/// names; without the file nothing would stop a second server writing the cluster, and a commit
+/// of the old one's could be lost. So the file stays while either runs, for a few seconds, after
+/// which the start fails.
 pub(super) async fn clear_stale_pid_file(data: &Path) -> Result<(), EmbeddedError> {
     let pid_file = data.join("postmaster.pid");
     let deadline = Instant::now() + PREVIOUS_SERVER_TIMEOUT;
-    let mut waited_for_backends = false;
+    let mut logged = false;
     loop {
         let Ok(contents) = std::fs::read_to_string(&pid_file) else {
             return Ok(());
         };
-        let pid = contents
+        let postmaster = contents
             .lines()
             .next()
-            .and_then(|line| line.trim().parse::<u32>().ok());
-        match pid {
-            Some(pid) if is_live_postgres(pid) => {
-                if Instant::now() >= deadline {
-                    return Err(EmbeddedError::AlreadyRunning {
-                        pid,
-                        data_dir: data.to_path_buf(),
-                    });
-                }
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            _ if !orphans_of(data).is_empty() => {
-                // The postmaster is gone but some of its backends are not (a killed postmaster's
-                // backends finish the statement they are running, a commit included). The file
-                // is what tells a new postmaster to wait for them: removed now, two servers would
-                // write one cluster, and a commit of the old one's could be lost.
-                if !waited_for_backends {
-                    tracing::warn!(data_dir = %data.display(), "waiting for the backends of a killed Postgres server to exit");
-                    waited_for_backends = true;
-                }
-                if Instant::now() >= deadline {
-                    return Err(EmbeddedError::AlreadyRunning {
-                        pid: orphans_of(data)[0],
-                        data_dir: data.to_path_buf(),
-                    });
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            _ => {
-                tracing::warn!(file = %pid_file.display(), "removing a stale postmaster.pid");
-                return match std::fs::remove_file(&pid_file) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(EmbeddedError::Io {
-                        context: format!("removing {}", pid_file.display()),
-                        source: e,
-                    }),
-                    _ => Ok(()),
-                };
-            }
+            .and_then(|line| line.trim().parse::<u32>().ok())
+            .filter(|&pid| is_live_postgres(pid));
+        let Some(running) = postmaster.or_else(|| orphans_of(data).first().copied()) else {
+            tracing::warn!(file = %pid_file.display(), "removing a stale postmaster.pid");
+            return match std::fs::remove_file(&pid_file) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(EmbeddedError::Io {
+                    context: format!("removing {}", pid_file.display()),
+                    source: e,
+                }),
+                _ => Ok(()),
+            };
+        };
+        if Instant::now() >= deadline {
+            return Err(EmbeddedError::AlreadyRunning {
+                pid: running,
+                data_dir: data.to_path_buf(),
+            });
         }
+        if postmaster.is_none() && !logged {
+            tracing::warn!(data_dir = %data.display(), "waiting for the backends of a killed Postgres server to exit");
+            logged = true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
