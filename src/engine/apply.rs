@@ -7,9 +7,11 @@
 //! The transaction commits without waiting for its WAL flush (`synchronous_commit = off`): what
 //! it writes is derived from outcome rows that are durable already. Should Postgres crash before
 //! the flush, it comes back with an earlier state and cursor, consistently (the whole
-//! transaction or none of it), and the owner applies those rows again, with the same RNG, to the
-//! same state. So an application costs no disk flush of its own, and acknowledgements, which do
-//! wait for theirs, do not queue behind it.
+//! transaction or none of it), and the owner applies those rows again. The rows may be grouped
+//! otherwise this time (more have arrived), so a version number the lost state had is written
+//! again with other contents; [`Snapshot::write_mark`] tells the two apart. So an application
+//! costs no disk flush of its own, and acknowledgements, which do wait for theirs, do not queue
+//! behind it.
 
 use rand::SeedableRng;
 use std::collections::BTreeMap;
@@ -108,7 +110,7 @@ pub async fn apply_outcomes(
                 snap.metric_wins = Arc::new(matrices);
             }
             snap.applied_through = through;
-            snap.updated_at = chrono::Utc::now();
+            snap.updated_at = Snapshot::write_time();
             let point = with_point.then(|| history::point_of(&snap));
             if watched {
                 snap.decision();
@@ -136,6 +138,7 @@ pub async fn apply_outcomes(
         applied: if learned { counted.applied } else { 0 },
         ties: if learned { counted.ties } else { 0 },
         through,
+        at: snap.updated_at,
         // The policy's metric's counts are written with the state.
         win_cells: if learned { &wins } else { no_cells },
         tie_cells: if learned { &ties } else { no_cells },

@@ -45,6 +45,20 @@ impl Cache {
         }
     }
 
+    /// Installs a snapshot read from the database in place of the cached one, as
+    /// [`Cache::replace`] does, but only if the cached version is still `cached`: the refresh
+    /// loop found the database behind the cache, and a write installed meanwhile is newer than
+    /// what it read. Never removes the entry: a read waiting for its outcomes to be applied takes
+    /// a missing entry for a deleted experiment and stops waiting.
+    pub fn replace_version(&self, cached: i64, snapshot: Snapshot) {
+        let mut entries = self.entries.write().unwrap();
+        if let Some(e) = entries.get_mut(&snapshot.id)
+            && e.snapshot.version == cached
+        {
+            e.snapshot = Arc::new(snapshot);
+        }
+    }
+
     /// Installs a snapshot read from the database even if the cached one has a higher version:
     /// after Postgres lost its last asynchronously committed applications in a crash (see
     /// `engine::apply`), the database's state is the truth and the cache must follow it back.
@@ -68,12 +82,13 @@ impl Cache {
         self.entries.write().unwrap().remove(&id);
     }
 
-    pub fn ids_and_versions(&self) -> Vec<(i64, i64)> {
+    /// Each cached experiment's id, version and write mark ([`Snapshot::write_mark`]).
+    pub fn ids_and_versions(&self) -> Vec<(i64, i64, i64)> {
         self.entries
             .read()
             .unwrap()
             .iter()
-            .map(|(id, e)| (*id, e.snapshot.version))
+            .map(|(id, e)| (*id, e.snapshot.version, e.snapshot.write_mark()))
             .collect()
     }
 

@@ -241,6 +241,7 @@ async fn write(
         applied,
         ties,
         through: snap.applied_through,
+        at: snap.updated_at,
         win_cells: &win_cells,
         tie_cells: &tie_cells,
     };
@@ -301,7 +302,7 @@ fn learn(base: &Snapshot, learned: &[(i32, i32, i16)]) -> (Snapshot, serde_json:
     snap.version = base.version + 1;
     snap.outcomes_applied += applied;
     snap.ties_applied += ties;
-    snap.updated_at = chrono::Utc::now();
+    snap.updated_at = Snapshot::write_time();
     (snap, policy_state, applied, ties)
 }
 

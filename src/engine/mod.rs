@@ -264,6 +264,13 @@ impl Engine {
     }
 
     async fn load(&self, id: i64) -> Result<Arc<Snapshot>, EngineError> {
+        let snap = self.read_stored(id).await?;
+        self.cache.put(snap);
+        self.cache.get(id).ok_or(EngineError::UnknownExperiment(id))
+    }
+
+    /// Reads an experiment as stored into a snapshot (not yet cached).
+    async fn read_stored(&self, id: i64) -> Result<Snapshot, EngineError> {
         let Some(stored) = store::state::load_consistent(&self.pool, id).await? else {
             self.cache.remove(id);
             return Err(EngineError::UnknownExperiment(id));
@@ -273,8 +280,7 @@ impl Engine {
         let snap = offload::cpu(k, move || Snapshot::from_stored(stored)).await?;
         self.origins
             .note(id, snap.version, snap.browser_click_origins.clone());
-        self.cache.put(snap);
-        self.cache.get(id).ok_or(EngineError::UnknownExperiment(id))
+        Ok(snap)
     }
 
     /// Live experiments with id greater than `after`.
@@ -326,18 +332,28 @@ impl Engine {
     async fn refresh_once(&self) -> Result<(), EngineError> {
         let started = std::time::Instant::now();
         let versions = store_experiments::versions(&self.pool).await?;
-        let live: std::collections::HashMap<i64, i64> = versions.into_iter().collect();
-        for (id, cached) in self.cache.ids_and_versions() {
+        let live: std::collections::HashMap<i64, i64> =
+            versions.iter().map(|&(id, v, _)| (id, v)).collect();
+        let marks: std::collections::HashMap<i64, i64> = versions
+            .iter()
+            .map(|&(id, _, at)| (id, at.timestamp_micros()))
+            .collect();
+        for (id, cached, cached_mark) in self.cache.ids_and_versions() {
             match live.get(&id) {
                 None => self.cache.remove(id),
                 Some(&v) if v > cached => {
                     self.reload(id).await?;
                 }
-                // Only after Postgres lost its last asynchronously committed applications in a
-                // crash: the database is the truth, so the cache goes back to it.
-                Some(&v) if v < cached => {
-                    self.cache.remove(id);
-                    self.reload(id).await?;
+                // After Postgres lost its last asynchronously committed applications in a crash
+                // (or a write installed since the versions were read: then the cache keeps it).
+                // The database is the truth, so the cache goes back to it, in place: a read
+                // waiting for this replica's outcomes to be applied would take an emptied entry
+                // for a deleted experiment and answer at once with the lost state.
+                // The same version written again after such a loss (the write's time differs):
+                // one the owner made, which the others follow.
+                Some(&v) if v < cached || marks.get(&id) != Some(&cached_mark) => {
+                    let snap = self.read_stored(id).await?;
+                    self.cache.replace_version(cached, snap);
                 }
                 Some(_) => {}
             }

@@ -121,6 +121,8 @@ pub struct Snapshot {
     pub version: i64,
     pub outcomes_applied: i64,
     pub ties_applied: i64,
+    /// When the write that made this version was made, to the microsecond Postgres keeps: see
+    /// [`Snapshot::write_mark`].
     pub updated_at: chrono::DateTime<chrono::Utc>,
     /// The last acknowledged outcome this version has applied, in apply order: every outcome at
     /// or before it is in the state, none after it.
@@ -134,6 +136,21 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// Names this version's write together with `version`. An application commits without
+    /// waiting for its WAL flush, so a crash of Postgres can lose it, and the next application
+    /// then writes the same version number again with other contents: the time of the write
+    /// tells the two apart (tags, and the refresh that compares the cache with the database).
+    pub fn write_mark(&self) -> i64 {
+        self.updated_at.timestamp_micros()
+    }
+
+    /// The time to write as a new version's `updated_at`: now, to the microsecond, so the
+    /// snapshot holds the value Postgres stores.
+    pub fn write_time() -> chrono::DateTime<chrono::Utc> {
+        use chrono::SubsecRound;
+        chrono::Utc::now().trunc_subsecs(6)
+    }
+
     pub fn from_stored(s: StoredExperiment) -> Result<Snapshot, EngineError> {
         let bad = |what: String| {
             EngineError::internal(anyhow::anyhow!("experiment {}: {what}", s.experiment.id))

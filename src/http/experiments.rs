@@ -79,10 +79,11 @@ pub async fn list(
     } else {
         None
     };
-    // The page is determined by its experiments' ids and versions (and whether more follow).
+    // The page is determined by its experiments' ids and versions (each named with its write
+    // mark, as a version can be written twice) and whether more follow.
     let tag = ETag::hashed(
         page.iter()
-            .flat_map(|s| [s.id, s.version])
+            .flat_map(|s| [s.id, s.version, s.write_mark()])
             .chain([next_after.unwrap_or(-1)]),
     );
     Ok(tag.respond(&headers, || {
@@ -100,7 +101,11 @@ pub async fn get(
     let issued = engine.duels_issued(id).await?;
     // Duels issued change without a new version (they are counted in memory), so they are part
     // of the tag.
-    let tag = ETag::of(format_args!("e{id}-v{}-d{issued}", snap.version));
+    let tag = ETag::of(format_args!(
+        "e{id}-v{}.{}-d{issued}",
+        snap.version,
+        snap.write_mark()
+    ));
     if tag.matches(&headers) {
         return Ok(tag.tagged(StatusCode::NOT_MODIFIED.into_response()));
     }
@@ -113,7 +118,11 @@ pub async fn matrix(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let snap = engine.applied_snapshot(id).await?;
-    let tag = ETag::of(format_args!("m{id}-v{}", snap.version));
+    let tag = ETag::of(format_args!(
+        "m{id}-v{}.{}",
+        snap.version,
+        snap.write_mark()
+    ));
     if tag.matches(&headers) {
         return Ok(tag.tagged(StatusCode::NOT_MODIFIED.into_response()));
     }

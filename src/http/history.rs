@@ -45,7 +45,11 @@ pub async fn get(
     let since = q.since.as_deref().map(parse_since).transpose()?;
     // Points are written only with a new state version, so the version tags the history.
     let snap = engine.applied_snapshot(id).await?;
-    let tag = ETag::of(format_args!("h{id}-v{}", snap.version));
+    let tag = ETag::of(format_args!(
+        "h{id}-v{}.{}",
+        snap.version,
+        snap.write_mark()
+    ));
     if tag.matches(&headers) {
         return Ok(tag.tagged(StatusCode::NOT_MODIFIED.into_response()));
     }

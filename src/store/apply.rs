@@ -102,6 +102,8 @@ pub struct StateWrite<'a> {
     pub applied: i64,
     pub ties: i64,
     pub through: Cursor,
+    /// The new version's `updated_at` (to the microsecond), as the writer's snapshot has it.
+    pub at: chrono::DateTime<chrono::Utc>,
     /// Win cells `(winner, loser, n)` added to the experiment's win counts.
     pub win_cells: &'a [(i32, i32, i64)],
     /// Tie cells `(a, b, n)`, a <= b, added to its tie counts.
@@ -120,7 +122,7 @@ static WRITE_STATE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
         "WITH state AS (
              UPDATE experiment_state SET version = version + 1, policy_state = $2,
                     outcomes_applied = outcomes_applied + $3, ties_applied = ties_applied + $4,
-                    applied_xid = $5, applied_duel = $6, updated_at = now()
+                    applied_xid = $5, applied_duel = $6, updated_at = $14
              WHERE experiment_id = $1 AND version = $7 RETURNING version
          ), logged AS (
              INSERT INTO outcome_applies (experiment_id, version, through_xid, through_duel)
@@ -155,6 +157,7 @@ pub async fn write_state(
         .bind(&tie_x)
         .bind(&tie_y)
         .bind(&tie_n)
+        .bind(w.at)
         .fetch_optional(&mut **tx)
         .await?;
     Ok(version)

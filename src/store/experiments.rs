@@ -370,9 +370,11 @@ pub async fn retire_ranker(
 }
 
 /// Current versions of every live experiment: what a replica polls to find changes.
-pub async fn versions(pool: &PgPool) -> Result<Vec<(i64, i64)>, StoreError> {
+pub async fn versions(
+    pool: &PgPool,
+) -> Result<Vec<(i64, i64, chrono::DateTime<chrono::Utc>)>, StoreError> {
     let rows = sqlx::query_as(
-        "SELECT s.experiment_id, s.version FROM experiment_state s
+        "SELECT s.experiment_id, s.version, s.updated_at FROM experiment_state s
          JOIN experiments e ON e.id = s.experiment_id WHERE e.deleted_at IS NULL",
     )
     .fetch_all(pool)

@@ -1,5 +1,5 @@
 //! Running joust: the embedded Postgres, startup errors, durability and replicas, ownership moving
-//! when a replica dies, database outages, connection limits, logs, outcome retention, the memory
+//! when a replica dies, database outages (and the applications a crash of Postgres loses), connection limits, logs, outcome retention, the memory
 //! budget, heavy work beside light requests, one experiment's application beside another's
 //! outcomes, and the compose and Docker configuration.
 //!
@@ -17,6 +17,7 @@ mod durability;
 mod embedded_postgres;
 mod heavy_work;
 mod logs;
+mod lost_application;
 mod memory_budget;
 mod outcome_retention;
 mod ownership;
