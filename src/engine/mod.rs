@@ -331,6 +331,9 @@ impl Engine {
 
     async fn refresh_once(&self) -> Result<(), EngineError> {
         let started = std::time::Instant::now();
+        // The cache as it was before the database is read: every version in it was committed
+        // before the read, so one the database no longer has was lost, not written meanwhile.
+        let cached = self.cache.ids_and_versions();
         let versions = store_experiments::versions(&self.pool).await?;
         let live: std::collections::HashMap<i64, i64> =
             versions.iter().map(|&(id, v, _)| (id, v)).collect();
@@ -338,20 +341,21 @@ impl Engine {
             .iter()
             .map(|&(id, _, at)| (id, at.timestamp_micros()))
             .collect();
-        for (id, cached, cached_mark) in self.cache.ids_and_versions() {
+        for (id, cached, cached_mark) in cached {
             match live.get(&id) {
                 None => self.cache.remove(id),
                 Some(&v) if v > cached => {
+                    metrics::counter!("joust_cache_reloads_total", "why" => "newer").increment(1);
                     self.reload(id).await?;
                 }
-                // After Postgres lost its last asynchronously committed applications in a crash
-                // (or a write installed since the versions were read: then the cache keeps it).
-                // The database is the truth, so the cache goes back to it, in place: a read
-                // waiting for this replica's outcomes to be applied would take an emptied entry
-                // for a deleted experiment and answer at once with the lost state.
-                // The same version written again after such a loss (the write's time differs):
-                // one the owner made, which the others follow.
+                // Postgres lost the cached version's application in a crash (the database is
+                // behind), or the owner has since written that version number again (the write
+                // time differs: [`Snapshot::write_mark`]). The database is the truth, so the
+                // cache goes back to it, in place: a read waiting for this replica's outcomes to
+                // be applied would take an emptied entry for a deleted experiment and answer at
+                // once with the lost state.
                 Some(&v) if v < cached || marks.get(&id) != Some(&cached_mark) => {
+                    metrics::counter!("joust_cache_reloads_total", "why" => "lost").increment(1);
                     let snap = self.read_stored(id).await?;
                     self.cache.replace_version(cached, snap);
                 }

@@ -11,8 +11,19 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::helpers::http_server::{spawn_app_with, test_options};
+use crate::helpers::http_server::{TestApp, spawn_app_with, test_options};
 use crate::helpers::postgres::fresh_database;
+
+/// The two tests count the process's reloads of lost states: one at a time.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Cached states this process found lost and reloaded (`joust_cache_reloads_total{why="lost"}`).
+async fn lost_reloads(app: &TestApp) -> u64 {
+    let text = app.get_response("/metrics").await.text().await.unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("joust_cache_reloads_total{why=\"lost\"} "))
+        .map_or(0, |v| v.trim().parse().unwrap())
+}
 
 /// The state row's columns an application writes, as stored.
 type StateRow = (i64, serde_json::Value, i64, i64, i64, uuid::Uuid);
@@ -68,6 +79,7 @@ async fn lose_applications_after(pool: &sqlx::PgPool, id: i64, before: &StateRow
 
 #[tokio::test]
 async fn a_read_waiting_for_its_outcomes_does_not_answer_with_a_lost_state() {
+    let _one = ONE_AT_A_TIME.lock().await;
     let db = fresh_database().await;
     let app = spawn_app_with(&db, "", test_options()).await;
     let pool = joust::store::pool_options().connect(&db).await.unwrap();
@@ -134,6 +146,7 @@ async fn a_read_waiting_for_its_outcomes_does_not_answer_with_a_lost_state() {
 /// dashboard holding the lost contents is not told they are current.
 #[tokio::test]
 async fn the_same_version_written_again_is_followed_and_tagged_anew() {
+    let _one = ONE_AT_A_TIME.lock().await;
     let db = fresh_database().await;
     let app = spawn_app_with(&db, "", test_options()).await;
     let pool = joust::store::pool_options().connect(&db).await.unwrap();
@@ -153,6 +166,15 @@ async fn the_same_version_written_again_is_followed_and_tagged_anew() {
         .to_str()
         .unwrap()
         .to_string();
+
+    // The cache holds what the database has: the refresh leaves it alone (five refreshes).
+    let reloads = lost_reloads(&app).await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(
+        lost_reloads(&app).await,
+        reloads,
+        "a current state was reloaded"
+    );
 
     // The version written again, by a write the cache has not seen: here two ties applied
     // instead of the outcome.
@@ -183,6 +205,15 @@ async fn the_same_version_written_again_is_followed_and_tagged_anew() {
     let view: serde_json::Value = again.json().await.unwrap();
     assert_eq!(view["version"], version, "{view}");
     assert_eq!(view["outcomes_applied"], 0, "{view}");
+    // Followed once, then left alone.
+    let followed = lost_reloads(&app).await;
+    assert!(followed > reloads);
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(
+        lost_reloads(&app).await,
+        followed,
+        "a current state was reloaded"
+    );
     // A client holding the old tag gets the new contents, not 304.
     let conditional = app
         .client
