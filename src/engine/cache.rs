@@ -47,8 +47,8 @@ impl Cache {
 
     /// Installs a snapshot read from the database in place of the cached one, as
     /// [`Cache::replace`] does, but only if the cached version is still `cached`: the refresh
-    /// loop found the database behind the cache, and a write installed meanwhile is newer than
-    /// what it read. Never removes the entry: a read waiting for its outcomes to be applied takes
+    /// loop found the database behind the cache (or that version written again), and a write
+    /// installed meanwhile is newer than what it read. Never removes the entry: a read waiting for its outcomes to be applied takes
     /// a missing entry for a deleted experiment and stops waiting.
     pub fn replace_version(&self, cached: i64, snapshot: Snapshot) {
         let mut entries = self.entries.write().unwrap();

@@ -77,15 +77,21 @@ async fn lose_applications_after(pool: &sqlx::PgPool, id: i64, before: &StateRow
     tx.commit().await.unwrap();
 }
 
-#[tokio::test]
-async fn a_read_waiting_for_its_outcomes_does_not_answer_with_a_lost_state() {
-    let _one = ONE_AT_A_TIME.lock().await;
+/// A server on a fresh database, a pool on that database, and an experiment of three rankers.
+async fn app_with_experiment() -> (TestApp, sqlx::PgPool, i64) {
     let db = fresh_database().await;
     let app = spawn_app_with(&db, "", test_options()).await;
     let pool = joust::store::pool_options().connect(&db).await.unwrap();
     let id = app
         .create_experiment(&["a", "b", "c"], json!({"name": "rucb"}))
         .await;
+    (app, pool, id)
+}
+
+#[tokio::test]
+async fn a_read_waiting_for_its_outcomes_does_not_answer_with_a_lost_state() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let (app, pool, id) = app_with_experiment().await;
     let created = state_row(&pool, id).await;
     assert_eq!(created.2, 0);
 
@@ -147,12 +153,7 @@ async fn a_read_waiting_for_its_outcomes_does_not_answer_with_a_lost_state() {
 #[tokio::test]
 async fn the_same_version_written_again_is_followed_and_tagged_anew() {
     let _one = ONE_AT_A_TIME.lock().await;
-    let db = fresh_database().await;
-    let app = spawn_app_with(&db, "", test_options()).await;
-    let pool = joust::store::pool_options().connect(&db).await.unwrap();
-    let id = app
-        .create_experiment(&["a", "b", "c"], json!({"name": "rucb"}))
-        .await;
+    let (app, pool, id) = app_with_experiment().await;
     let (token, pair) = app.duel(id).await;
     app.outcome(&token, &pair[0]).await;
     let first = app.get_response(&format!("/v1/experiments/{id}")).await;
