@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use crate::helpers::eventually::eventually;
 use crate::helpers::http_server::{TestApp, spawn_app_with, test_options};
 use crate::helpers::postgres::fresh_database;
 
@@ -123,8 +124,18 @@ async fn a_read_waiting_for_its_outcomes_does_not_answer_with_a_lost_state() {
 
     // The crash loses the first application while the read waits; the refresh loop (every
     // 200 ms) finds the database behind the cache.
+    let reloads = lost_reloads(&app).await;
     lose_applications_after(&pool, id, &created).await;
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    // The read waits up to 5 s: the refresh must come before that.
+    eventually(
+        "the refresh notices the loss",
+        Duration::from_secs(3),
+        || {
+            let app = &app;
+            async move { lost_reloads(app).await > reloads }
+        },
+    )
+    .await;
     assert!(
         !read.is_finished(),
         "the read answered before its outcome was applied"
@@ -191,7 +202,7 @@ async fn the_same_version_written_again_is_followed_and_tagged_anew() {
     .await
     .unwrap();
 
-    crate::helpers::eventually::eventually(
+    eventually(
         "the cache follows the write",
         Duration::from_secs(5),
         || {
