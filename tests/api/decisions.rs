@@ -729,3 +729,47 @@ async fn two_replicas_deliver_each_event_once() {
     a.stop().await;
     b.stop().await;
 }
+
+/// Every `lower` and `upper` in `v`, at any depth.
+fn bounds_in(v: &Value, out: &mut Vec<Value>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                if k == "lower" || k == "upper" {
+                    out.push(x.clone());
+                }
+                bounds_in(x, out);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| bounds_in(x, out)),
+        _ => {}
+    }
+}
+
+/// The smallest delta the API accepts (5e-324, which halved is 0 as a double) still gives numeric
+/// bounds: they are computed from its logarithm.
+#[tokio::test]
+async fn the_smallest_delta_gives_numeric_bounds() {
+    let app = http_server::spawn_app().await;
+    let (s, b) = app
+        .post(
+            "/v1/experiments",
+            json!({"name": "tiny delta", "rankers": ["a", "b", "c"], "decision": {"delta": 5e-324}}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{b}");
+    let id = b["id"].as_i64().unwrap();
+    for _ in 0..12 {
+        let (token, pair) = app.duel(id).await;
+        app.outcome(&token, &pair[0]).await;
+    }
+    let e = app.experiment(id).await;
+    let mut bounds = Vec::new();
+    bounds_in(&e, &mut bounds);
+    assert!(!bounds.is_empty(), "{e}");
+    for x in &bounds {
+        let x = x.as_f64().unwrap_or_else(|| panic!("a bound is {x}: {e}"));
+        assert!((0.0..=1.0).contains(&x), "{e}");
+    }
+    app.stop().await;
+}

@@ -89,19 +89,33 @@ impl Boundary {
     /// The boundary at error probability `alpha` (two-sided), tightest near
     /// [`TUNED_COMPARISONS`].
     pub fn new(alpha: f64) -> Self {
-        Boundary::with_log_term(2.0 * (1.0 / alpha).ln())
+        Boundary::new_ln(alpha.ln())
+    }
+
+    /// [`Boundary::new`] from `ln(alpha)`: an error probability split over many arms or pairs
+    /// can be below the smallest `f64` (a `delta` of 5e-324 halved is 0), and its logarithm is
+    /// not.
+    fn new_ln(ln_alpha: f64) -> Self {
+        Boundary::with_log_term(-2.0 * ln_alpha)
     }
 
     /// The boundary of one side at error probability `alpha` (see the module docs): crossed
     /// upwards by S - n p, or downwards, each with probability at most `alpha`. Above alpha 1/4
     /// (no decision asks for it) the two-sided boundary, valid for each side too.
     pub fn one_sided(alpha: f64) -> Self {
-        if alpha >= 0.25 {
-            return Boundary::new(alpha);
+        Boundary::one_sided_ln(alpha.ln())
+    }
+
+    /// [`Boundary::one_sided`] from `ln(alpha)` (see [`Boundary::new_ln`]).
+    fn one_sided_ln(ln_alpha: f64) -> Self {
+        if ln_alpha >= 0.25f64.ln() {
+            return Boundary::new_ln(ln_alpha);
         }
-        let x0 = (2.0 * (1.0 / (2.0 * alpha)).ln()).sqrt();
-        let phi0 = 1.0 - 2.0 * alpha / (x0 * (2.0 * std::f64::consts::PI).sqrt());
-        Boundary::with_log_term(2.0 * (1.0 / (2.0 * alpha * phi0)).ln())
+        let ln_two_alpha = std::f64::consts::LN_2 + ln_alpha;
+        let x0 = (-2.0 * ln_two_alpha).sqrt();
+        // 2 alpha may be 0 as an f64 here: phi0 is then 1, as it tends to.
+        let phi0 = 1.0 - ln_two_alpha.exp() / (x0 * (2.0 * std::f64::consts::PI).sqrt());
+        Boundary::with_log_term(-2.0 * (ln_two_alpha + phi0.ln()))
     }
 
     /// The boundary whose margin is sqrt((V + rho) (log_term + ln((V + rho) / rho))).
@@ -125,12 +139,13 @@ impl Boundary {
     /// The boundary of the Condorcet decision, the possible-best set and the champion report:
     /// delta / 2 split over `k` one-sided sequences.
     pub fn condorcet(delta: f64, k: usize) -> Self {
-        Boundary::one_sided(arm_alpha(delta, k))
+        Boundary::one_sided_ln(delta.ln() - std::f64::consts::LN_2 - (k.max(1) as f64).ln())
     }
 
     /// The boundary of the Copeland decision: delta / 2 split over the pairs of `k` arms.
     pub fn all_pairs(delta: f64, k: usize) -> Self {
-        Boundary::new(pair_alpha(delta, k))
+        let pairs = (k * k.saturating_sub(1) / 2).max(1);
+        Boundary::new_ln(delta.ln() - std::f64::consts::LN_2 - (pairs as f64).ln())
     }
 
     /// `n` times the radius: the margin |score - n p| must exceed (0 with no comparisons).
@@ -305,6 +320,47 @@ mod tests {
             }
         }
         crossed as f64 / sequences as f64
+    }
+
+    #[test]
+    fn the_split_boundaries_are_those_of_the_split_error_probabilities() {
+        for (delta, k) in [(0.05, 2), (0.05, 136), (0.5, 7), (1e-9, 1_000)] {
+            let (c, a) = (
+                Boundary::condorcet(delta, k),
+                Boundary::one_sided(arm_alpha(delta, k)),
+            );
+            let (p, q) = (
+                Boundary::all_pairs(delta, k),
+                Boundary::new(pair_alpha(delta, k)),
+            );
+            for n in [1.0, 100.0, 1e5] {
+                assert!((c.radius(n) - a.radius(n)).abs() <= 1e-9 * a.radius(n));
+                assert!((p.radius(n) - q.radius(n)).abs() <= 1e-9 * q.radius(n));
+            }
+        }
+    }
+
+    #[test]
+    fn a_delta_whose_share_underflows_still_gives_finite_wider_bounds() {
+        // 5e-324 halved is 0 as an f64: the boundary is computed from logarithms.
+        let (tiny, small) = (5e-324, 1e-300);
+        for k in [2, 136, 10_000] {
+            for (b, wider_than) in [
+                (Boundary::condorcet(tiny, k), Boundary::condorcet(small, k)),
+                (Boundary::all_pairs(tiny, k), Boundary::all_pairs(small, k)),
+            ] {
+                for n in [1.0, 1e3, 1e6] {
+                    let r = b.radius(n);
+                    assert!(
+                        r.is_finite() && r > wider_than.radius(n),
+                        "k {k} n {n}: {r}"
+                    );
+                    let lower = b.lower(n / 2.0, n);
+                    assert!(lower.is_finite(), "k {k} n {n}: lower {lower}");
+                }
+                assert!(b.comparisons_for(0.1).is_some_and(f64::is_finite));
+            }
+        }
     }
 
     #[test]
