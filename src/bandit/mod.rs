@@ -41,8 +41,7 @@ pub use champion::{
 };
 pub use decision::{
     Boundary, Contender, DEFAULT_DELTA, DEFAULT_MAX_CONFIRMATION_SHARE, Decision, DecisionKind,
-    DecisionLayer, DecisionSettings, MissingEvidence, TUNED_COMPARISONS, arm_alpha, decide,
-    pair_alpha,
+    DecisionLayer, DecisionSettings, MissingEvidence, TUNED_COMPARISONS, decide,
 };
 pub use memory::{Footprint, MemoryEstimate, estimate_memory};
 pub use multi::{ANY_NUMBER, PairResult, SetChoice, SetError, SetOutcome, SetUpdate, pair_set};

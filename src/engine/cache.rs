@@ -83,7 +83,7 @@ impl Cache {
     }
 
     /// Each cached experiment's id, version and write mark ([`Snapshot::write_mark`]).
-    pub fn ids_and_versions(&self) -> Vec<(i64, i64, i64)> {
+    pub fn versions(&self) -> Vec<(i64, i64, i64)> {
         self.entries
             .read()
             .unwrap()

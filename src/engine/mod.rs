@@ -333,18 +333,16 @@ impl Engine {
         let started = std::time::Instant::now();
         // The cache as it was before the database is read: every version in it was committed
         // before the read, so one the database no longer has was lost, not written meanwhile.
-        let cached = self.cache.ids_and_versions();
+        let cached = self.cache.versions();
         let versions = store_experiments::versions(&self.pool).await?;
-        let live: std::collections::HashMap<i64, i64> =
-            versions.iter().map(|&(id, v, _)| (id, v)).collect();
-        let marks: std::collections::HashMap<i64, i64> = versions
+        let stored: std::collections::HashMap<i64, (i64, i64)> = versions
             .iter()
-            .map(|&(id, _, at)| (id, at.timestamp_micros()))
+            .map(|&(id, v, at)| (id, (v, at.timestamp_micros())))
             .collect();
         for (id, cached, cached_mark) in cached {
-            match live.get(&id) {
+            match stored.get(&id) {
                 None => self.cache.remove(id),
-                Some(&v) if v > cached => {
+                Some(&(v, _)) if v > cached => {
                     metrics::counter!("joust_cache_reloads_total", "why" => "newer").increment(1);
                     self.reload(id).await?;
                 }
@@ -354,7 +352,7 @@ impl Engine {
                 // cache goes back to it, in place: a read waiting for this replica's outcomes to
                 // be applied would take an emptied entry for a deleted experiment and answer at
                 // once with the lost state.
-                Some(&v) if v < cached || marks.get(&id) != Some(&cached_mark) => {
+                Some(&(v, mark)) if v < cached || mark != cached_mark => {
                     metrics::counter!("joust_cache_reloads_total", "why" => "lost").increment(1);
                     let snap = self.read_stored(id).await?;
                     self.cache.replace_version(cached, snap);
@@ -363,6 +361,8 @@ impl Engine {
             }
         }
         // The origins of every live experiment, cached or not: a preflight may reach any replica.
+        let live: std::collections::HashMap<i64, i64> =
+            stored.iter().map(|(&id, &(v, _))| (id, v)).collect();
         let stale = self.origins.stale(&live);
         let rows = if stale.is_empty() {
             Vec::new()

@@ -135,6 +135,15 @@ pub struct Snapshot {
     derived: Derived,
 }
 
+/// A version and its write mark, written `v{version}.{mark}` ([`Snapshot::version_tag`]).
+pub struct VersionTag(i64, i64);
+
+impl std::fmt::Display for VersionTag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "v{}.{}", self.0, self.1)
+    }
+}
+
 impl Snapshot {
     /// Names this version's write together with `version`. An application commits without
     /// waiting for its WAL flush, so a crash of Postgres can lose it, and the next application
@@ -142,6 +151,11 @@ impl Snapshot {
     /// tells the two apart (tags, and the refresh that compares the cache with the database).
     pub fn write_mark(&self) -> i64 {
         self.updated_at.timestamp_micros()
+    }
+
+    /// This version as answers' tags name it: `v{version}.{write mark}`.
+    pub fn version_tag(&self) -> VersionTag {
+        VersionTag(self.version, self.write_mark())
     }
 
     /// The time to write as a new version's `updated_at`: now, to the microsecond, so the

@@ -101,11 +101,7 @@ pub async fn get(
     let issued = engine.duels_issued(id).await?;
     // Duels issued change without a new version (they are counted in memory), so they are part
     // of the tag.
-    let tag = ETag::of(format_args!(
-        "e{id}-v{}.{}-d{issued}",
-        snap.version,
-        snap.write_mark()
-    ));
+    let tag = ETag::of(format_args!("e{id}-{}-d{issued}", snap.version_tag()));
     if tag.matches(&headers) {
         return Ok(tag.tagged(StatusCode::NOT_MODIFIED.into_response()));
     }
@@ -118,11 +114,7 @@ pub async fn matrix(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let snap = engine.applied_snapshot(id).await?;
-    let tag = ETag::of(format_args!(
-        "m{id}-v{}.{}",
-        snap.version,
-        snap.write_mark()
-    ));
+    let tag = ETag::of(format_args!("m{id}-{}", snap.version_tag()));
     if tag.matches(&headers) {
         return Ok(tag.tagged(StatusCode::NOT_MODIFIED.into_response()));
     }

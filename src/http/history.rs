@@ -45,11 +45,7 @@ pub async fn get(
     let since = q.since.as_deref().map(parse_since).transpose()?;
     // Points are written only with a new state version, so the version tags the history.
     let snap = engine.applied_snapshot(id).await?;
-    let tag = ETag::of(format_args!(
-        "h{id}-v{}.{}",
-        snap.version,
-        snap.write_mark()
-    ));
+    let tag = ETag::of(format_args!("h{id}-{}", snap.version_tag()));
     if tag.matches(&headers) {
         return Ok(tag.tagged(StatusCode::NOT_MODIFIED.into_response()));
     }

@@ -64,17 +64,11 @@
 /// pairs.
 pub const TUNED_COMPARISONS: f64 = 1_000.0;
 
-/// Error probability of each pair's confidence sequence when half of `delta` is split over the
-/// pairs of `k` arms (the Copeland decision's share).
-pub fn pair_alpha(delta: f64, k: usize) -> f64 {
-    let pairs = (k * k.saturating_sub(1) / 2).max(1);
-    delta / 2.0 / pairs as f64
-}
-
-/// Error probability of each one-sided confidence sequence when half of `delta` is split over
-/// `k` arms (the Condorcet decision's share).
-pub fn arm_alpha(delta: f64, k: usize) -> f64 {
-    delta / 2.0 / k.max(1) as f64
+/// ln of the error probability of each of `sequences` confidence sequences when half of `delta`
+/// is split over them. In logarithms: the share can be below the smallest `f64` (a `delta` of
+/// 5e-324 halved is 0), its logarithm cannot.
+fn split_ln(delta: f64, sequences: usize) -> f64 {
+    delta.ln() - std::f64::consts::LN_2 - (sequences.max(1) as f64).ln()
 }
 
 /// The normal-mixture boundary at one error probability.
@@ -92,9 +86,7 @@ impl Boundary {
         Boundary::new_ln(alpha.ln())
     }
 
-    /// [`Boundary::new`] from `ln(alpha)`: an error probability split over many arms or pairs
-    /// can be below the smallest `f64` (a `delta` of 5e-324 halved is 0), and its logarithm is
-    /// not.
+    /// [`Boundary::new`] from `ln(alpha)` (see [`split_ln`]).
     fn new_ln(ln_alpha: f64) -> Self {
         Boundary::with_log_term(-2.0 * ln_alpha)
     }
@@ -106,7 +98,7 @@ impl Boundary {
         Boundary::one_sided_ln(alpha.ln())
     }
 
-    /// [`Boundary::one_sided`] from `ln(alpha)` (see [`Boundary::new_ln`]).
+    /// [`Boundary::one_sided`] from `ln(alpha)` (see [`split_ln`]).
     fn one_sided_ln(ln_alpha: f64) -> Self {
         if ln_alpha >= 0.25f64.ln() {
             return Boundary::new_ln(ln_alpha);
@@ -139,13 +131,12 @@ impl Boundary {
     /// The boundary of the Condorcet decision, the possible-best set and the champion report:
     /// delta / 2 split over `k` one-sided sequences.
     pub fn condorcet(delta: f64, k: usize) -> Self {
-        Boundary::one_sided_ln(delta.ln() - std::f64::consts::LN_2 - (k.max(1) as f64).ln())
+        Boundary::one_sided_ln(split_ln(delta, k))
     }
 
     /// The boundary of the Copeland decision: delta / 2 split over the pairs of `k` arms.
     pub fn all_pairs(delta: f64, k: usize) -> Self {
-        let pairs = (k * k.saturating_sub(1) / 2).max(1);
-        Boundary::new_ln(delta.ln() - std::f64::consts::LN_2 - (pairs as f64).ln())
+        Boundary::new_ln(split_ln(delta, k * k.saturating_sub(1) / 2))
     }
 
     /// `n` times the radius: the margin |score - n p| must exceed (0 with no comparisons).
@@ -325,13 +316,14 @@ mod tests {
     #[test]
     fn the_split_boundaries_are_those_of_the_split_error_probabilities() {
         for (delta, k) in [(0.05, 2), (0.05, 136), (0.5, 7), (1e-9, 1_000)] {
+            let pairs = (k * (k - 1) / 2) as f64;
             let (c, a) = (
                 Boundary::condorcet(delta, k),
-                Boundary::one_sided(arm_alpha(delta, k)),
+                Boundary::one_sided(delta / 2.0 / k as f64),
             );
             let (p, q) = (
                 Boundary::all_pairs(delta, k),
-                Boundary::new(pair_alpha(delta, k)),
+                Boundary::new(delta / 2.0 / pairs),
             );
             for n in [1.0, 100.0, 1e5] {
                 assert!((c.radius(n) - a.radius(n)).abs() <= 1e-9 * a.radius(n));
