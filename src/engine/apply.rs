@@ -127,7 +127,6 @@ pub async fn apply_outcomes(
         })
         .await;
 
-    let mut tx = store_apply::begin_without_flush(pool).await?;
     let learned = base.metrics.click_is_primary();
     let (wins, ties) = (cells(counted.wins), cells(counted.tie_cells));
     let no_cells: &[(i32, i32, i64)] = &[];
@@ -143,6 +142,22 @@ pub async fn apply_outcomes(
         win_cells: if learned { &wins } else { no_cells },
         tie_cells: if learned { &ties } else { no_cells },
     };
+    // Most applications write the state row and its counts only: one statement, its own
+    // transaction. Anything more (another metric's counts, conversions to open, segment or unit
+    // counts, the decision's events, a history point) goes in one transaction with it.
+    let alone = learned
+        && to_open.is_empty()
+        && segment_cells.is_empty()
+        && !super::unit_aggregation::votes_to_add(&snap, &unit_compared)
+        && !decision_events::acts_after_apply(&base, &snap)
+        && point.is_none();
+    if alone {
+        return Ok(match store_apply::write_state_alone(pool, &write).await? {
+            Some(_) => Applied::Written(Box::new(snap)),
+            None => Applied::Stale,
+        });
+    }
+    let mut tx = store_apply::begin_without_flush(pool).await?;
     // The state row first: its lock orders this write after any other, and a stale base stops
     // here, before anything else is written.
     if store_apply::write_state(&mut tx, &write).await?.is_none() {

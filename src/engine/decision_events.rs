@@ -64,7 +64,7 @@ pub async fn after_apply(
     before: &Snapshot,
     after: &mut Snapshot,
 ) -> Result<(), EngineError> {
-    if before.status == Status::Concluded || !watches_decisions(after) {
+    if !acts_after_apply(before, after) {
         return Ok(());
     }
     let decision = after.decision().clone();
@@ -83,6 +83,12 @@ pub async fn after_apply(
         metrics::counter!("joust_experiments_concluded_by_stop_rule_total").increment(1);
     }
     enqueue(tx, after, &decision, &events).await
+}
+
+/// Whether [`after_apply`] may write anything for this application: the experiment had not
+/// concluded before it, and something watches its decision.
+pub fn acts_after_apply(before: &Snapshot, after: &Snapshot) -> bool {
+    before.status != Status::Concluded && watches_decisions(after)
 }
 
 /// Whether anything acts on the experiment's decision when outcomes are applied: a stop rule or

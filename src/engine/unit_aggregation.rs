@@ -46,6 +46,12 @@ pub fn comparisons(rows: &[PendingRow]) -> Vec<(Option<Vec<u8>>, i32, i32)> {
     out
 }
 
+/// Whether [`add_votes`] writes anything: the experiment keeps unit-level evidence and the group
+/// compared something.
+pub fn votes_to_add(snap: &Snapshot, compared: &[(Option<Vec<u8>>, i32, i32)]) -> bool {
+    snap.unit_wins.is_some() && !compared.is_empty()
+}
+
 /// Adds what `compared` counts to the unit-level evidence, in the transaction that applies the
 /// outcomes, and to the snapshot that application makes (whose champion and decision are then
 /// computed afresh).
@@ -54,12 +60,12 @@ pub async fn add_votes(
     snap: &mut Snapshot,
     compared: &[(Option<Vec<u8>>, i32, i32)],
 ) -> Result<(), EngineError> {
+    if !votes_to_add(snap, compared) {
+        return Ok(());
+    }
     let Some(wins) = &snap.unit_wins else {
         return Ok(());
     };
-    if compared.is_empty() {
-        return Ok(());
-    }
     let mut counted: Vec<(i32, i32)> = compared
         .iter()
         .filter(|c| c.0.is_none())

@@ -115,8 +115,9 @@ pub struct StateWrite<'a> {
 /// trip where four took one each: on 100 experiments nearly every application carries a row or
 /// two, and the round trips of its transaction were most of an outcome's cost
 /// (docs/benchmarks.md). The state row is updated first: the other parts read its result, so its
-/// lock orders this write after any other, and a stale base writes nothing.
-static WRITE_STATE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+/// lock orders this write after any other, and a stale base writes nothing. `last` ends it: how
+/// the new version is returned.
+fn write_state_sql(last: &str) -> String {
     let written = "EXISTS (SELECT 1 FROM state)";
     format!(
         "WITH state AS (
@@ -128,9 +129,27 @@ static WRITE_STATE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
              INSERT INTO outcome_applies (experiment_id, version, through_xid, through_duel)
              SELECT $1, version, $5, $6 FROM state
          ), wins AS ({}), ties AS ({})
-         SELECT version FROM state",
+         {last}",
         count_upsert::upsert_part(&count_upsert::WIN_COUNTS, 1, 8, written),
         count_upsert::upsert_part(&count_upsert::TIE_COUNTS, 1, 11, written),
+    )
+}
+
+/// The write inside a transaction that [`begin_without_flush`] began.
+static WRITE_STATE: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| write_state_sql("SELECT version FROM state"));
+
+/// The write as a transaction of its own, for an application that writes nothing else: the
+/// statement itself turns off the wait for its WAL flush, for its own transaction only
+/// (`set_config(.., true)` is undone when that transaction ends, so the session's later
+/// statements, acknowledgements among them, still wait for theirs). Two round trips fewer than
+/// `BEGIN; SET LOCAL ..`, the write and `COMMIT`, each a wake-up of the database session
+/// (docs/benchmarks.md). The setting is read when the transaction commits, after the statement
+/// ran; a stale base returns no row and commits nothing.
+static WRITE_STATE_ALONE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    write_state_sql(
+        "SELECT version FROM state
+         WHERE set_config('synchronous_commit', 'off', true) = 'off'",
     )
 });
 
@@ -141,9 +160,33 @@ pub async fn write_state(
     tx: &mut Transaction<'_, Postgres>,
     w: &StateWrite<'_>,
 ) -> Result<Option<i64>, StoreError> {
+    write_with(WRITE_STATE.as_str(), &mut **tx, w).await
+}
+
+/// [`write_state`] as a transaction of its own that commits without waiting for its WAL flush,
+/// on any connection (see [`WRITE_STATE_ALONE`]); `None` when the base was stale, and then
+/// nothing was written.
+pub async fn write_state_alone<'c, E>(
+    executor: E,
+    w: &StateWrite<'_>,
+) -> Result<Option<i64>, StoreError>
+where
+    E: sqlx::Executor<'c, Database = Postgres>,
+{
+    write_with(WRITE_STATE_ALONE.as_str(), executor, w).await
+}
+
+async fn write_with<'c, E>(
+    sql: &str,
+    executor: E,
+    w: &StateWrite<'_>,
+) -> Result<Option<i64>, StoreError>
+where
+    E: sqlx::Executor<'c, Database = Postgres>,
+{
     let (win_x, win_y, win_n) = count_upsert::columns(w.win_cells);
     let (tie_x, tie_y, tie_n) = count_upsert::columns(w.tie_cells);
-    let version: Option<i64> = sqlx::query_scalar(WRITE_STATE.as_str())
+    let version: Option<i64> = sqlx::query_scalar(sql)
         .bind(w.experiment)
         .bind(w.policy_state)
         .bind(w.applied)
@@ -158,7 +201,7 @@ pub async fn write_state(
         .bind(&tie_y)
         .bind(&tie_n)
         .bind(w.at)
-        .fetch_optional(&mut **tx)
+        .fetch_optional(executor)
         .await?;
     Ok(version)
 }

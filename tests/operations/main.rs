@@ -1,4 +1,4 @@
-//! Running joust: the embedded Postgres, startup errors, durability and replicas, ownership moving
+//! Running joust: the embedded Postgres, how an application commits, startup errors, durability and replicas, ownership moving
 //! when a replica dies, database outages (and the applications a crash of Postgres loses), connection limits, logs, outcome retention, the memory
 //! budget, heavy work beside light requests, one experiment's application beside another's
 //! outcomes, and the compose and Docker configuration.
@@ -9,6 +9,7 @@
 #[allow(dead_code)]
 mod helpers;
 
+mod application_commit;
 mod apply_isolation;
 mod compose_config;
 mod connections;
