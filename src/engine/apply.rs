@@ -148,7 +148,7 @@ pub async fn apply_outcomes(
     let alone = learned
         && to_open.is_empty()
         && segment_cells.is_empty()
-        && !super::unit_aggregation::votes_to_add(&snap, &unit_compared)
+        && super::unit_aggregation::evidence_to_add(&snap, &unit_compared).is_none()
         && !decision_events::acts_after_apply(&base, &snap)
         && point.is_none();
     if alone {

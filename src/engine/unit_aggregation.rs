@@ -8,6 +8,7 @@ use sqlx::{Postgres, Transaction};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::bandit::WinMatrix;
 use crate::bandit::unit_evidence::first_votes;
 use crate::store::apply::PendingRow;
 use crate::store::unit_votes;
@@ -46,10 +47,13 @@ pub fn comparisons(rows: &[PendingRow]) -> Vec<(Option<Vec<u8>>, i32, i32)> {
     out
 }
 
-/// Whether [`add_votes`] writes anything: the experiment keeps unit-level evidence and the group
-/// compared something.
-pub fn votes_to_add(snap: &Snapshot, compared: &[(Option<Vec<u8>>, i32, i32)]) -> bool {
-    snap.unit_wins.is_some() && !compared.is_empty()
+/// The unit-level evidence [`add_votes`] adds to, when it writes anything: the experiment keeps
+/// such evidence and the group compared something.
+pub fn evidence_to_add<'a>(
+    snap: &'a Snapshot,
+    compared: &[(Option<Vec<u8>>, i32, i32)],
+) -> Option<&'a Arc<WinMatrix>> {
+    snap.unit_wins.as_ref().filter(|_| !compared.is_empty())
 }
 
 /// Adds what `compared` counts to the unit-level evidence, in the transaction that applies the
@@ -60,10 +64,7 @@ pub async fn add_votes(
     snap: &mut Snapshot,
     compared: &[(Option<Vec<u8>>, i32, i32)],
 ) -> Result<(), EngineError> {
-    if !votes_to_add(snap, compared) {
-        return Ok(());
-    }
-    let Some(wins) = &snap.unit_wins else {
+    let Some(wins) = evidence_to_add(snap, compared) else {
         return Ok(());
     };
     let mut counted: Vec<(i32, i32)> = compared
