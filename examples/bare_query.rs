@@ -48,9 +48,11 @@ impl Commits {
                 }
                 drop(waiting);
                 std::thread::sleep(delay);
-                // Clears the flag before publishing: a request that arrives after this joins
-                // the next group.
-                *committer.waiting.lock().unwrap() = false;
+                // The flag is cleared and the group answered under the lock a request joins
+                // under: a request either joined before (and is answered now) or joins after
+                // (and starts the next group), never answered by a commit that began without it.
+                let mut waiting = committer.waiting.lock().unwrap();
+                *waiting = false;
                 committer.generation.send_modify(|g| *g += 1);
             }
         });
@@ -58,14 +60,14 @@ impl Commits {
     }
 
     async fn join(&self) {
-        let mut seen = self.generation.subscribe();
-        {
+        let mut seen = {
             let mut waiting = self.waiting.lock().unwrap();
             if !*waiting {
                 *waiting = true;
                 self.wake.notify_one();
             }
-        }
+            self.generation.subscribe()
+        };
         let _ = seen.changed().await;
     }
 }

@@ -1,7 +1,8 @@
-//! Running joust: the embedded Postgres, how an application commits, startup errors, durability and replicas, ownership moving
-//! when a replica dies, database outages (and the applications a crash of Postgres loses), connection limits, logs, outcome retention, the memory
-//! budget, heavy work beside light requests, one experiment's application beside another's
-//! outcomes, and the compose and Docker configuration.
+//! Running joust: the embedded Postgres, how an application commits, startup errors, durability
+//! and replicas, ownership moving when a replica dies, database outages (and the applications a
+//! crash of Postgres loses), connection limits, logs, outcome retention, the memory budget, heavy
+//! work beside light requests, one experiment's application beside another's outcomes, and the
+//! compose and Docker configuration.
 //!
 //! One binary, so one embedded Postgres, for the group: `cargo test --release --test operations`.
 
