@@ -5,11 +5,12 @@
 //! experiments and the outcome pipeline), `http` (the API), `serve` (the service's startup),
 //! `cli` (the command line).
 
+pub mod api;
 pub mod bandit;
 pub mod cli;
 pub mod engine;
 pub mod http;
 pub mod interleave;
-pub mod serve;
+pub mod service;
 pub mod sim;
 pub mod store;

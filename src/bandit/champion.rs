@@ -9,8 +9,6 @@
 //! another, halved and split over the active arms), so `confident` is wrong with probability at
 //! most delta / 2 however often anyone looks at the report and whatever pairs the policy chose.
 
-use serde::{Deserialize, Serialize};
-
 use super::decision::Boundary;
 use super::{Arm, View};
 
@@ -18,7 +16,7 @@ use super::{Arm, View};
 pub const DELTA: f64 = super::decision::DEFAULT_DELTA;
 
 /// Estimated probability that `i` beats `j`, with its confidence interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PreferenceEstimate {
     pub p: f64,
     pub lower: f64,
@@ -55,8 +53,7 @@ pub fn estimate_with(view: &View, i: Arm, j: Arm, boundary: &Boundary) -> Prefer
 }
 
 /// How the champion was chosen, strongest evidence first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChampionBasis {
     /// Its lower confidence bound against every other active arm exceeds 1/2.
     ConfidentCondorcet,
@@ -70,8 +67,21 @@ pub enum ChampionBasis {
     None,
 }
 
+impl ChampionBasis {
+    /// The basis as the API names it (and history points store it).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChampionBasis::ConfidentCondorcet => "confident_condorcet",
+            ChampionBasis::Policy => "policy",
+            ChampionBasis::CondorcetCandidate => "condorcet_candidate",
+            ChampionBasis::Copeland => "copeland",
+            ChampionBasis::None => "none",
+        }
+    }
+}
+
 /// The champion and the evidence behind it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ChampionReport {
     /// The current best arm, if there is any evidence.
     pub ranker: Option<Arm>,

@@ -64,7 +64,7 @@ pub type BanditRng = rand_xoshiro::Xoshiro256PlusPlus;
 
 /// A duel: the two arms to compare. `first == second` only when a policy deliberately compares an
 /// arm with itself (e.g. MergeDTS once a single arm survives).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Pair {
     pub first: Arm,
     pub second: Arm,

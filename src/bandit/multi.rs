@@ -75,11 +75,9 @@ pub fn pair_set(pair: Pair) -> Vec<Arm> {
 
 /// The preferences one shown list produced, as a caller reports them: `wins` as (winner, loser)
 /// and `ties` as unordered pairs, all among the shown arms. Pairs without a preference are absent.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SetOutcome {
-    #[serde(default)]
     pub wins: Vec<(Arm, Arm)>,
-    #[serde(default)]
     pub ties: Vec<(Arm, Arm)>,
 }
 

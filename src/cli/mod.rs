@@ -31,7 +31,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the HTTP service (on an embedded Postgres unless DATABASE_URL is set).
-    Serve(crate::serve::ServeArgs),
+    Serve(crate::service::ServeArgs),
     /// Run policies against preference matrices as the papers do; writes a summary, CSV and plots.
     ///
     /// With --letor FILE --click-model MODEL --method METHOD instead of --matrix, interleaving and

@@ -1,8 +1,8 @@
 //! `joust serve`: logging set up, then the service on a multi-threaded runtime. The flags
-//! themselves ([`crate::serve::ServeArgs`]) stay beside the startup code that reads them, with
+//! themselves ([`crate::service::ServeArgs`]) stay beside the startup code that reads them, with
 //! the environment variables each may come from.
 
-use crate::serve::{self, ServeArgs};
+use crate::service::{self, ServeArgs};
 
 /// Logs go to stderr: INFO by default (`RUST_LOG` changes it), access lines (see
 /// `http::access_log`), JSON with `JOUST_LOG_FORMAT=json`. Colour only when stderr is a terminal, so
@@ -16,7 +16,7 @@ fn init_tracing() {
         .with_env_filter(filter)
         .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
-    if std::env::var(serve::env::LOG_FORMAT).as_deref() == Ok("json") {
+    if std::env::var(service::env::LOG_FORMAT).as_deref() == Ok("json") {
         builder.json().init();
     } else {
         builder.init();
@@ -28,5 +28,5 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?
-        .block_on(serve::run(args))
+        .block_on(service::run(args))
 }

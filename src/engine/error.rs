@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::error_code::ErrorCode;
+use crate::api::ErrorCode;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {

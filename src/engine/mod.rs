@@ -1,65 +1,45 @@
-//! Experiments in memory: a cached snapshot per experiment, pair selection from it, the outcome
-//! pipeline, and refresh from Postgres (the only source of truth) when another replica changed
-//! something. HTTP handlers call one function here per request.
+//! Experiments in memory, organised as the life of an outcome: `requests/` (one `impl Engine`
+//! file per resource of the API), `ingest/` (the acknowledgement: durable inserts in groups),
+//! `apply/` (the owner's side: applying acknowledged outcomes exactly once), `model/` (one
+//! experiment as data: snapshot, derived results, tokens), `settings/` (an experiment's settings
+//! checked), `runtime/` (cache and refresh, database health, clock, retention) and `webhooks/`.
+//! Imports run one way: requests and apply use model, settings and runtime; `ingest` and `apply`
+//! never import each other and meet only here, where the writer's acknowledgement callback is
+//! pointed at the owners. HTTP handlers call one `Engine` method per request.
 
-pub mod apply;
-pub mod browser_clicks;
-pub mod cache;
-pub mod clock;
-pub mod conversions;
-pub mod db_health;
-pub mod decision_events;
-pub mod decision_settings;
-pub mod derived;
-pub mod duels;
-pub mod error;
-pub mod error_code;
-pub mod experiments;
-mod fine_timer;
-pub mod history;
-pub mod interleaving_config;
-pub mod interleavings;
-pub mod json_object;
-pub mod json_words;
-pub mod memory_budget;
-pub mod metric_apply;
-pub mod metric_settings;
-pub mod metric_verdicts;
-pub mod non_null;
-pub mod offload;
-pub mod outcomes;
-pub mod owners;
-pub mod retention;
-pub mod row_cells;
-pub mod segment_settings;
-pub mod segments;
-pub mod set_result;
-pub mod snapshot;
-pub mod stats;
-pub mod stop_rule;
-pub mod token;
-pub mod unit_aggregation;
-pub mod unit_duels;
-pub mod unit_settings;
-pub mod webhooks;
-pub mod writer;
-mod writer_pace;
+mod apply;
+mod error;
+mod ingest;
+mod model;
+mod requests;
+mod runtime;
+mod settings;
+mod webhooks;
 
-pub use cache::Cache;
+pub use crate::store::history::HistoryPoint;
+pub use apply::DEFAULT_APPLY_PAUSE;
 pub use error::{EngineError, InternalError};
-pub use error_code::ErrorCode;
-pub use snapshot::{Snapshot, Status};
+pub use model::{
+    MAX_MATRIX_RANKERS, SegmentVerdict, Snapshot, VersionTag, agree, segment_verdicts,
+    tie_rule_str, verdicts,
+};
+pub use requests::{
+    DEFAULT_MAX_EXPERIMENTS, ExperimentStats, IssuedDuel, IssuedInterleaving, MAX_BATCH,
+    MAX_CONVERSION_BATCH, MAX_POINTS, MetricStats, check_batch,
+};
+pub use runtime::{DEFAULT_BUDGET_BYTES, Retention, offload, spawn_retention};
+pub use webhooks::{RetryPolicy, TrustedRoots};
 
 use rand::Rng;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::store::{self, experiments as store_experiments};
-use token::TokenSigner;
+use crate::store;
+use apply::{HistoryClock, Owners};
+use model::TokenSigner;
+use requests::{UnitKey, WindowStates};
+use runtime::{Cache, Clock, DbHealth, OriginRegistry, SegmentLabels};
 
-/// How often a replica looks for changes made by others. Outcomes applied by this process are
-/// visible as soon as they are applied; those applied by another replica within this interval.
-pub const REFRESH_INTERVAL: Duration = Duration::from_millis(200);
 /// Longest a graceful shutdown waits for the experiments owned here to apply the outcomes
 /// acknowledged here.
 pub const SHUTDOWN_APPLY_WAIT: Duration = Duration::from_secs(2);
@@ -73,7 +53,7 @@ pub struct EngineOptions {
     pub history_interval: Duration,
     /// Most running experiments given their own Prometheus series (bounds the cardinality).
     pub metrics_max_experiments: usize,
-    /// Least time between two flushes of the duel counts (checked every [`REFRESH_INTERVAL`]).
+    /// Least time between two flushes of the duel counts (checked every `runtime::REFRESH_INTERVAL`).
     /// Not a `joust serve` setting: tests shorten it to see the counts soon.
     pub duel_count_flush_interval: Duration,
     /// How webhook events are retried, and how often the outbox is polled.
@@ -90,13 +70,13 @@ pub struct EngineOptions {
 impl Default for EngineOptions {
     fn default() -> Self {
         EngineOptions {
-            history_interval: history::DEFAULT_INTERVAL,
-            metrics_max_experiments: stats::DEFAULT_MAX_EXPERIMENTS,
+            history_interval: apply::DEFAULT_HISTORY_INTERVAL,
+            metrics_max_experiments: requests::DEFAULT_MAX_EXPERIMENTS,
             duel_count_flush_interval: FLUSH_INTERVAL,
             webhooks: webhooks::RetryPolicy::default(),
             webhook_roots: webhooks::TrustedRoots::default(),
             test_clock: false,
-            apply_pause: owners::DEFAULT_APPLY_PAUSE,
+            apply_pause: apply::DEFAULT_APPLY_PAUSE,
         }
     }
 }
@@ -106,27 +86,27 @@ pub struct Engine {
     options: EngineOptions,
     cache: Arc<Cache>,
     signer: TokenSigner,
-    writer: writer::WriterHandle,
+    writer: ingest::WriterHandle,
     /// The experiments this replica owns and applies outcomes to.
-    owners: Arc<owners::Owners>,
+    owners: Arc<Owners>,
     instance_id: String,
-    db: Arc<db_health::DbHealth>,
-    /// Per-experiment memory budget in bytes (see [`memory_budget`]).
+    db: Arc<DbHealth>,
+    /// Per-experiment memory budget in bytes (see `runtime::memory_budget`).
     memory_budget: std::sync::atomic::AtomicU64,
     /// The origins some live experiment lists for browser clicks (CORS preflights).
-    origins: browser_clicks::OriginRegistry,
+    origins: OriginRegistry,
     /// Held (shared) while reading the flushed and unflushed duel counts and (exclusive) while
     /// a flush moves counts from memory to the database, so that a reader never sees a count in
     /// neither place, nor in both.
     duel_count_flush: tokio::sync::RwLock<()>,
-    /// The clock conversion windows are judged by ([`clock`]).
-    clock: Arc<clock::Clock>,
-    /// Hashes unit ids and seeds units' duels ([`unit_duels`]).
-    unit_key: unit_duels::UnitKey,
+    /// The clock conversion windows are judged by (`runtime::clock`).
+    clock: Arc<Clock>,
+    /// Hashes unit ids and seeds units' duels (`requests::unit_duels`).
+    unit_key: UnitKey,
     /// Each experiment's state pinned for the current window of units' duels.
-    window_states: unit_duels::WindowStates,
-    /// Each experiment's segment labels known to this replica ([`segments`]).
-    segment_labels: segments::SegmentLabels,
+    window_states: WindowStates,
+    /// Each experiment's segment labels known to this replica (`requests::segments`).
+    segment_labels: SegmentLabels,
 }
 
 impl Engine {
@@ -155,18 +135,23 @@ impl Engine {
         })
         .await?;
         let cache = Arc::new(Cache::default());
-        let history = Arc::new(history::HistoryClock::new(options.history_interval));
-        let clock = Arc::new(clock::Clock::new(options.test_clock));
-        let owners = owners::Owners::start(
+        let history = Arc::new(HistoryClock::new(options.history_interval));
+        let clock = Arc::new(Clock::new(options.test_clock));
+        let owners = Owners::start(
             pool.clone(),
             cache.clone(),
             history,
             clock.clone(),
             options.apply_pause,
         );
-        let writer = writer::spawn(pool.clone(), owners.clone());
-        let db = Arc::new(db_health::DbHealth::default());
-        tokio::spawn(db_health::probe_loop(Arc::downgrade(&db), pool.clone()));
+        // The writer tells the owners of what it acknowledged; it knows them only as this callback.
+        let acknowledged_to = owners.clone();
+        let writer = ingest::spawn(
+            pool.clone(),
+            Arc::new(move |id, at| acknowledged_to.acknowledged(id, at)),
+        );
+        let db = Arc::new(DbHealth::default());
+        tokio::spawn(runtime::probe_loop(Arc::downgrade(&db), pool.clone()));
         let engine = Arc::new(Engine {
             pool,
             options,
@@ -176,20 +161,20 @@ impl Engine {
             owners,
             instance_id: format!("{:016x}", rand::rng().random::<u64>()),
             db,
-            memory_budget: memory_budget::DEFAULT_BUDGET_BYTES.into(),
-            origins: browser_clicks::OriginRegistry::default(),
+            memory_budget: runtime::DEFAULT_BUDGET_BYTES.into(),
+            origins: OriginRegistry::default(),
             duel_count_flush: tokio::sync::RwLock::new(()),
             clock,
-            unit_key: unit_duels::UnitKey::new(unit_secret.as_bytes()),
-            window_states: unit_duels::WindowStates::default(),
-            segment_labels: segments::SegmentLabels::default(),
+            unit_key: UnitKey::new(unit_secret.as_bytes()),
+            window_states: WindowStates::default(),
+            segment_labels: SegmentLabels::default(),
         });
         // A fresh replica knows every listed origin before it serves a preflight; if the
         // database does not answer now, the refresh loop reads them once it does.
         if let Err(e) = engine.refresh_once().await {
             tracing::warn!(error = %e, "could not read the browser-click origins at startup");
         }
-        tokio::spawn(refresh_loop(Arc::downgrade(&engine)));
+        tokio::spawn(runtime::refresh_loop(Arc::downgrade(&engine)));
         tokio::spawn(webhooks::delivery::run(
             Arc::downgrade(&engine),
             engine.options.webhooks.clone(),
@@ -210,7 +195,7 @@ impl Engine {
     }
 
     /// The clock conversion windows are judged by.
-    pub fn clock(&self) -> &clock::Clock {
+    pub fn clock(&self) -> &Clock {
         &self.clock
     }
 
@@ -218,7 +203,7 @@ impl Engine {
         &self.pool
     }
 
-    /// Whether the database is reachable as far as this process knows (see [`db_health`]).
+    /// Whether the database is reachable as far as this process knows (see `runtime::db_health`).
     pub fn database_ok(&self) -> bool {
         self.db.is_up()
     }
@@ -235,7 +220,7 @@ impl Engine {
 
     /// Notes an outage reported by an operation's result.
     fn observe<T>(&self, result: Result<T, EngineError>) -> Result<T, EngineError> {
-        db_health::observe(&self.db, &result);
+        runtime::observe(&self.db, &result);
         result
     }
 
@@ -249,7 +234,7 @@ impl Engine {
 
     /// The cached snapshot of an experiment once it reflects every outcome this replica
     /// acknowledged for it (waiting for its owner to apply them, up to
-    /// [`owners::READ_WAIT`]): what reads of counts, the champion and the history serve, so a
+    /// [`apply::READ_WAIT`]): what reads of counts, the champion and the history serve, so a
     /// client that posted outcomes and then reads from the same replica sees them.
     pub async fn applied_snapshot(&self, id: i64) -> Result<Arc<Snapshot>, EngineError> {
         let snap = self.snapshot(id).await?;
@@ -277,165 +262,16 @@ impl Engine {
         };
         let k = stored.rankers.len();
         // Parsing a large state and rebuilding its caches is CPU work: off the runtime.
-        let snap = offload::cpu(k, move || Snapshot::from_stored(stored)).await?;
+        let snap = runtime::offload(k, move || Snapshot::from_stored(stored)).await?;
         self.origins
             .note(id, snap.version, snap.browser_click_origins.clone());
         Ok(snap)
-    }
-
-    /// Live experiments with id greater than `after`.
-    pub async fn list(&self, after: i64, limit: i64) -> Result<Vec<Arc<Snapshot>>, EngineError> {
-        self.require_db()?;
-        let rows = self.observe(
-            store_experiments::list(&self.pool, after, limit)
-                .await
-                .map_err(EngineError::from),
-        )?;
-        let mut out = Vec::with_capacity(rows.len());
-        for row in rows {
-            match self.snapshot(row.id).await {
-                Ok(s) => out.push(s),
-                // Deleted between the two reads.
-                Err(EngineError::UnknownExperiment(_)) => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(out)
-    }
-
-    /// Duels issued for an experiment: flushed counts of every replica plus this one's unflushed.
-    pub async fn duels_issued(&self, id: i64) -> Result<i64, EngineError> {
-        self.require_db()?;
-        let _reading = self.duel_count_flush.read().await;
-        let flushed = self.observe(self.flushed_duels(id).await)?;
-        Ok(flushed + self.cache.unflushed_duels(id) as i64)
-    }
-
-    async fn flushed_duels(&self, id: i64) -> Result<i64, EngineError> {
-        let mut conn = self.pool.acquire().await.map_err(store::StoreError::from)?;
-        Ok(store::state::duels_issued(&mut conn, id).await?)
-    }
-
-    /// Database reachable and every migration applied; answers at once while the database is
-    /// known to be down.
-    pub async fn ready(&self) -> Result<(), String> {
-        if let Some(why) = self.db.down_reason() {
-            return Err(why);
-        }
-        match store::migrations_applied(&self.pool).await {
-            Ok(true) => Ok(()),
-            Ok(false) => Err("migrations are not all applied".into()),
-            Err(e) => Err(format!("database unreachable: {e}")),
-        }
-    }
-
-    async fn refresh_once(&self) -> Result<(), EngineError> {
-        let started = std::time::Instant::now();
-        // The cache as it was before the database is read: every version in it was committed
-        // before the read, so one the database no longer has was lost, not written meanwhile.
-        let cached = self.cache.versions();
-        let versions = store_experiments::versions(&self.pool).await?;
-        let stored: std::collections::HashMap<i64, (i64, i64)> = versions
-            .iter()
-            .map(|&(id, v, at)| (id, (v, at.timestamp_micros())))
-            .collect();
-        for (id, cached, cached_mark) in cached {
-            match stored.get(&id) {
-                None => self.cache.remove(id),
-                Some(&(v, _)) if v > cached => {
-                    metrics::counter!("joust_cache_reloads_total", "why" => "newer").increment(1);
-                    self.reload(id).await?;
-                }
-                // Postgres lost the cached version's application in a crash (the database is
-                // behind), or the owner has since written that version number again (the write
-                // time differs: [`Snapshot::write_mark`]). The database is the truth, so the
-                // cache goes back to it, in place: a read waiting for this replica's outcomes to
-                // be applied would take an emptied entry for a deleted experiment and answer at
-                // once with the lost state.
-                Some(&(v, mark)) if v < cached || mark != cached_mark => {
-                    metrics::counter!("joust_cache_reloads_total", "why" => "lost").increment(1);
-                    let snap = self.read_stored(id).await?;
-                    self.cache.replace_version(cached, snap);
-                }
-                Some(_) => {}
-            }
-        }
-        // The origins of every live experiment, cached or not: a preflight may reach any replica.
-        let live: std::collections::HashMap<i64, i64> =
-            stored.iter().map(|(&id, &(v, _))| (id, v)).collect();
-        let stale = self.origins.stale(&live);
-        let rows = if stale.is_empty() {
-            Vec::new()
-        } else {
-            store_experiments::browser_click_origins(&self.pool, &stale).await?
-        };
-        self.origins.merge(started, &live, rows);
-        Ok(())
     }
 
     /// Whether some live experiment lists `origin` for browser clicks (answered from memory).
     pub fn origin_listed(&self, origin: &str) -> bool {
         self.origins.contains(origin)
     }
-
-    /// The experiment an interleaving token was issued for, if the token is genuine and the
-    /// experiment live: what decides whether clicks may come without a key. Checks only the
-    /// signature; [`Engine::record_clicks`] checks the rest.
-    pub async fn click_experiment(
-        &self,
-        token: &str,
-    ) -> Result<Option<Arc<Snapshot>>, EngineError> {
-        let Some(claims) = self.signer.verify_interleaving(token) else {
-            return Ok(None);
-        };
-        match self.snapshot(claims.duel.experiment_id).await {
-            Ok(snap) => Ok(Some(snap)),
-            Err(EngineError::UnknownExperiment(_)) => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-
-    async fn flush_duels(&self) -> Result<(), EngineError> {
-        let _flushing = self.duel_count_flush.write().await;
-        let counts = self.cache.take_unflushed();
-        if let Err(e) = store::state::add_duels_issued(&self.pool, &self.instance_id, &counts).await
-        {
-            self.cache.restore_unflushed(&counts);
-            return Err(e.into());
-        }
-        Ok(())
-    }
-}
-
-/// Keeps the cache in step with the database and flushes duel counts. Holds only a weak
-/// reference so the engine can be dropped.
-async fn refresh_loop(engine: std::sync::Weak<Engine>) {
-    let mut since_flush = Duration::ZERO;
-    loop {
-        tokio::time::sleep(REFRESH_INTERVAL).await;
-        let Some(engine) = engine.upgrade() else {
-            return;
-        };
-        // While the database is away there is nothing to refresh from; the probe watches it.
-        if !engine.database_ok() {
-            continue;
-        }
-        let mut result = engine.refresh_once().await;
-        since_flush += REFRESH_INTERVAL;
-        if result.is_ok() && since_flush >= engine.options.duel_count_flush_interval {
-            since_flush = Duration::ZERO;
-            result = engine.flush_duels().await;
-        }
-        if result.is_err() {
-            metrics::counter!("joust_database_errors_total", "op" => "refresh").increment(1);
-        }
-        engine.observe(result).ok();
-    }
-}
-
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
 }
 
 impl Engine {

@@ -1,35 +1,18 @@
-//! The HTTP API: an axum router with one module per resource. Handlers are thin: they parse,
-//! check the API key's scope, call one engine function and render JSON.
+//! The HTTP API: an axum router over `routes/` (one module per resource: thin handlers that
+//! parse, check the API key's scope, call one engine function and render), `views/` (the JSON
+//! answers, rendered from what the engine computed) and `stack/` (what every request passes:
+//! the connection loop, request ids, the access log, keys, the error shape, JSON extractors,
+//! ETags, Prometheus). The request and answer shapes themselves are `crate::api`'s.
 
-pub mod access_log;
-pub mod answer;
-pub mod auth;
-pub mod batch_answer;
-pub mod clicks;
-pub mod clock;
-pub mod conversions;
-pub mod decision_view;
-pub mod detail_body;
-pub mod duels;
-pub mod error;
-pub mod etag;
-pub mod experiments;
-pub mod front;
-pub mod health;
-pub mod history;
-pub mod interleavings;
-pub mod json;
-pub mod metrics;
-pub mod metrics_view;
-pub mod outcomes;
-pub mod request_id;
-pub mod route_label;
-pub mod segments_view;
-pub mod server;
-pub mod timestamp;
+mod routes;
+mod stack;
 pub mod ui;
-pub mod units_view;
-pub mod views;
+mod views;
+
+pub use stack::auth::{ApiKeys, Scope};
+pub use stack::connections::{
+    ConnectionLimits, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
+};
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -39,9 +22,13 @@ use std::sync::Arc;
 use tower_http::compression::CompressionLayer;
 use tower_http::compression::predicate::{NotForContentType, Predicate, SizeAbove};
 
-use crate::engine::{Engine, ErrorCode};
-use auth::ApiKeys;
-use error::ApiError;
+use crate::api::ErrorCode;
+use crate::engine::Engine;
+use routes::{
+    clicks, clock, conversions, duels, experiments, health, history, interleavings, outcomes,
+};
+use stack::error::ApiError;
+use stack::{front, route_label};
 
 /// Largest request body: a full batch of outcomes (10,000 tokens of ~100 bytes) fits.
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -88,7 +75,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/conversions", post(conversions::create))
         .route("/v1/conversions/batch", post(conversions::batch))
         .route("/v1/admin/clock", get(clock::get).put(clock::put))
-        .route("/v1/key", get(auth::describe))
+        .route("/v1/key", get(stack::auth::describe))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/metrics", get(health::metrics))
@@ -163,7 +150,7 @@ pub async fn serve(
         listener,
         engine,
         keys,
-        server::ConnectionLimits::default(),
+        ConnectionLimits::default(),
         shutdown,
     )
     .await
@@ -174,13 +161,13 @@ pub async fn serve_with(
     listener: tokio::net::TcpListener,
     engine: Arc<Engine>,
     keys: ApiKeys,
-    limits: server::ConnectionLimits,
+    limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let state = Arc::new(AppState {
         engine,
         keys,
-        metrics: metrics::handle(),
+        metrics: stack::telemetry::handle(),
     });
-    server::serve_connections(listener, app(state), limits, shutdown).await
+    stack::connections::serve_connections(listener, app(state), limits, shutdown).await
 }

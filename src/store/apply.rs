@@ -8,7 +8,7 @@ use sqlx::{PgConnection, PgPool, Postgres, Row, Transaction};
 use uuid::Uuid;
 
 use super::StoreError;
-use super::count_upsert;
+use super::counts::upsert as count_upsert;
 
 /// A position in the apply order: (inserting transaction id, duel id).
 pub type Cursor = (i64, Uuid);

@@ -2,21 +2,17 @@
 //! Postgres. Postgres is the only source of truth; everything else caches it.
 
 pub mod apply;
-pub mod cells;
 pub mod conversions;
-pub mod count_upsert;
+pub mod counts;
 pub mod embedded;
 pub mod experiments;
 pub mod history;
-pub mod metric_counts;
 pub mod notices;
 pub mod outcomes;
 pub mod retention;
-pub mod segments;
 pub mod settings;
 pub mod state;
-pub mod stats;
-pub mod unit_votes;
+pub mod telemetry;
 pub mod unit_windows;
 pub mod webhooks;
 

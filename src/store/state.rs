@@ -26,9 +26,9 @@ pub struct StoredExperiment {
     /// The last conversion applied (see [`super::conversions`]).
     pub conversions_through: super::conversions::ConversionCursor,
     /// Every non-primary metric's counts, by metric.
-    pub metric_counts: std::collections::BTreeMap<String, super::metric_counts::MetricCounts>,
+    pub metric_counts: std::collections::BTreeMap<String, super::counts::metrics::MetricCounts>,
     /// The segment labels (index, label) and each segment's win and tie cells.
-    pub segments: super::segments::SegmentRows,
+    pub segments: super::counts::segments::SegmentRows,
     /// The unit-level win cells `(winner, loser, wins)` (see `unit_votes`).
     pub unit_wins: Vec<(i32, i32, i64)>,
 }
@@ -52,7 +52,7 @@ pub async fn load(
     .fetch_one(&mut *conn)
     .await?;
     // The rankers come with the counts.
-    let cells = super::cells::read(&mut *conn, id).await?;
+    let cells = super::counts::cells::read(&mut *conn, id).await?;
     Ok(Some(StoredExperiment {
         experiment,
         rankers: cells.rankers,
@@ -77,7 +77,7 @@ pub async fn load(
 /// [`load`] in a repeatable-read transaction of its own: the counts, the cursor and the state
 /// all as of one moment. Replicas that do not own an experiment run this at every refresh while
 /// its version moves, so it is kept to few round trips (five): the isolation level comes with
-/// `BEGIN`, and the rankers and every count table are read by one statement ([`super::cells`]).
+/// `BEGIN`, and the rankers and every count table are read by one statement ([`super::counts::cells`]).
 pub async fn load_consistent(
     pool: &sqlx::PgPool,
     id: i64,

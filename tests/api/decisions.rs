@@ -128,7 +128,7 @@ pub(crate) fn verify_signature(r: &Received, secret: &str) {
 /// Options of a server that retries webhooks within milliseconds, so tests see retries soon.
 pub(crate) fn fast_webhooks() -> joust::engine::EngineOptions {
     joust::engine::EngineOptions {
-        webhooks: joust::engine::webhooks::RetryPolicy {
+        webhooks: joust::engine::RetryPolicy {
             base_delay: Duration::from_millis(50),
             max_delay: Duration::from_millis(200),
             max_attempts: 8,

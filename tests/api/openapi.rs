@@ -706,7 +706,7 @@ fn the_spec_lists_exactly_the_server_error_codes() {
         .iter()
         .map(|c| c.as_str().expect("codes are strings"))
         .collect();
-    let sent: BTreeSet<&str> = joust::engine::ErrorCode::ALL
+    let sent: BTreeSet<&str> = joust::api::ErrorCode::ALL
         .iter()
         .map(|c| c.as_str())
         .collect();

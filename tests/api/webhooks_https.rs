@@ -11,7 +11,7 @@ use crate::helpers::eventually::eventually;
 use crate::helpers::{http_server, postgres};
 use axum::http::HeaderMap;
 use hyper_util::rt::TokioIo;
-use joust::engine::webhooks::TrustedRoots;
+use joust::engine::TrustedRoots;
 use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -64,7 +64,7 @@ pub async fn spawn_app_with(
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
-    let keys = joust::http::auth::ApiKeys::parse(keys).unwrap();
+    let keys = joust::http::ApiKeys::parse(keys).unwrap();
     let task = tokio::spawn(async move {
         joust::http::serve(listener, Arc::clone(&engine), keys, async {
             let _ = stopped.await;

@@ -1,12 +1,12 @@
 //! docker-compose.yml and the Dockerfile must configure joust with the settings its CLI reads.
 //!
-//! The names below are the CLI's own (`joust::serve::env`), so a renamed setting breaks this test
+//! The names below are the CLI's own (`joust::service::env`), so a renamed setting breaks this test
 //! rather than a deployment.
 
 use serde_yaml::{Mapping, Value};
 use std::collections::BTreeMap;
 
-use joust::serve::env::{API_KEYS, DATA_DIR, DATABASE_URL, LISTEN};
+use joust::service::env::{API_KEYS, DATA_DIR, DATABASE_URL, LISTEN};
 const API_KEY_SCOPES: [&str; 3] = ["admin", "ingest", "read"];
 
 fn compose() -> Value {

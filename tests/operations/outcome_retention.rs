@@ -3,7 +3,7 @@
 
 use crate::helpers::eventually::eventually;
 use crate::helpers::http_server::{error_code, spawn_app, win_total};
-use joust::engine::retention::{self, Retention};
+use joust::engine::{Retention, spawn_retention};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -58,7 +58,7 @@ async fn outcome_rows_stay_bounded_under_load_and_counts_stay_exact() {
         StatusCode::OK
     );
 
-    let pruner = retention::spawn(
+    let pruner = spawn_retention(
         pool.clone(),
         Retention {
             keep: Duration::ZERO,

@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use crate::store::webhooks::{self, Claimed};
 
-use super::super::Engine;
 use super::client::{self, TrustedRoots};
 use super::signature;
+use crate::engine::Engine;
 
 /// How deliveries are retried and how often the outbox is polled.
 #[derive(Debug, Clone)]

@@ -8,7 +8,7 @@
 //!   exponential backoff and jitter.
 //!
 //! Events are written into the outbox (`webhook_deliveries`) by
-//! [`super::decision_events`] in the transaction of the change that caused them, so an event
+//! `apply::decision_events` in the transaction of the change that caused them, so an event
 //! exists exactly when its change committed, and delivery never runs on a request's path.
 
 pub mod client;
@@ -18,4 +18,3 @@ pub mod signature;
 
 pub use client::TrustedRoots;
 pub use delivery::RetryPolicy;
-pub use setting::Webhook;

@@ -1,9 +1,8 @@
 //! `"webhook": {"url": ..., "secret": ...}` of an experiment. The secret keys the events'
 //! signatures; it is write-only: stored, never sent back.
 
-use serde::Deserialize;
-
-use super::super::{EngineError, ErrorCode};
+use crate::api::{ErrorCode, Webhook};
+use crate::engine::EngineError;
 
 /// Longest URL accepted, in bytes.
 pub const MAX_URL_LEN: usize = 2000;
@@ -12,14 +11,6 @@ pub const MAX_URL_LEN: usize = 2000;
 pub const MIN_SECRET_LEN: usize = 16;
 /// Longest secret, in bytes.
 pub const MAX_SECRET_LEN: usize = 256;
-
-/// The webhook as a request sets it.
-#[derive(Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Webhook {
-    pub url: String,
-    pub secret: String,
-}
 
 /// The secret never reaches a log.
 impl std::fmt::Debug for Webhook {

@@ -13,9 +13,9 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use std::sync::Arc;
 
-use super::AppState;
-use super::error::ApiError;
-use super::json::Path;
+use crate::http::AppState;
+use crate::http::stack::error::ApiError;
+use crate::http::stack::json::Path;
 
 /// Scripts, styles, images and requests from this origin only; nothing inline; no framing.
 pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \

@@ -1,0 +1,16 @@
+//! The owner's side: the replica that owns an experiment applies its acknowledged outcomes in
+//! commit order, with the conversions, units, segments, decision events and history points that
+//! come with them, each application one transaction.
+
+mod application;
+mod decision_events;
+mod history;
+mod metric_outcomes;
+mod owners;
+mod row_cells;
+mod segment_counts;
+mod unit_evidence;
+
+pub use decision_events::{after_patch, decision_events};
+pub use history::{DEFAULT_INTERVAL as DEFAULT_HISTORY_INTERVAL, HistoryClock};
+pub use owners::{DEFAULT_APPLY_PAUSE, Owners};

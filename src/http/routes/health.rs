@@ -1,0 +1,42 @@
+//! `/healthz` (the process is up), `/readyz` (database reachable, migrations applied) and
+//! `/metrics` (Prometheus text format).
+
+use axum::extract::State;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+use std::sync::Arc;
+
+use crate::api::ErrorCode;
+use crate::http::AppState;
+use crate::http::stack::error::ApiError;
+
+pub async fn healthz() -> Response {
+    axum::Json(json!({ "status": "ok" })).into_response()
+}
+
+pub async fn readyz(State(app): State<Arc<AppState>>) -> Result<Response, ApiError> {
+    match app.engine.ready().await {
+        Ok(()) => Ok(axum::Json(json!({ "status": "ready" })).into_response()),
+        Err(why) => Err(ApiError::new(ErrorCode::NotReady, why)),
+    }
+}
+
+pub async fn metrics(State(app): State<Arc<AppState>>) -> Response {
+    let mut text = app.metrics.render();
+    // Without the database the request metrics still answer; the experiments' series are left
+    // out rather than reported stale.
+    match app.engine.running_stats().await {
+        Ok((stats, running)) => text.push_str(&crate::http::stack::telemetry::experiment_series(
+            &stats, running,
+        )),
+        Err(e) => tracing::warn!(error = %e, "per-experiment metrics left out"),
+    }
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4",
+        )],
+        text,
+    )
+        .into_response()
+}
