@@ -23,10 +23,9 @@ if [[ -z "${DATABASE_URL:-}" ]]; then
 fi
 export CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"
 if [[ ! -x "$CHROMIUM" ]]; then
-    sudo=()
-    [[ "$(id -u)" != 0 ]] && sudo=(sudo)
-    if [[ "${APT_UPDATED:-0}" != 1 ]]; then "${sudo[@]}" apt-get update -q; fi
-    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -q chromium </dev/null
+    # shellcheck source=scripts/lib/apt.sh
+    source "$repo/scripts/lib/apt.sh"
+    apt_install chromium
 fi
 
 if [[ ! -d node_modules ]]; then

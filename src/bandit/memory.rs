@@ -1,5 +1,5 @@
 //! How much memory one experiment's cached state takes: what every state keeps, plus what its
-//! policy declares ([`Footprint`], in the policy's own module).
+//! policy declares ([`Footprint`](super::footprint::Footprint), in the policy's own module).
 //!
 //! Every state keeps its win matrix (dense `u32` wins and ties, 8 bytes per pair of rankers, up
 //! to [`DENSE_LIMIT`] rankers; sparse above, growing with the pairs actually compared) and
@@ -30,44 +30,6 @@ use super::{PolicySpec, SpecError};
 const PER_RANKER: u64 = 1024;
 /// Fixed overhead of a state.
 const BASE: u64 = 64 * 1024;
-
-/// What a policy keeps beyond every state's share, for its parameters and K rankers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Footprint {
-    /// Bytes per pair of rankers (0 for the policies that grow as O(K)).
-    pub per_pair: u64,
-    /// Bytes per ranker beyond every state's share.
-    pub per_ranker: u64,
-    /// `O(K)`, `O(K·B)` or `O(K^2)`.
-    pub growth: &'static str,
-}
-
-impl Footprint {
-    /// A few counters per ranker: within every state's share.
-    pub const LINEAR: Footprint = Footprint {
-        per_pair: 0,
-        per_ranker: 0,
-        growth: "O(K)",
-    };
-
-    /// A value per pair of rankers.
-    pub const fn per_pair(bytes: u64) -> Footprint {
-        Footprint {
-            per_pair: bytes,
-            per_ranker: 0,
-            growth: "O(K^2)",
-        }
-    }
-
-    /// Extra bytes per ranker, growing as `growth` says.
-    pub const fn per_ranker(bytes: u64, growth: &'static str) -> Footprint {
-        Footprint {
-            per_pair: 0,
-            per_ranker: bytes,
-            growth,
-        }
-    }
-}
 
 /// An experiment's estimated memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

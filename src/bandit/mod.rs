@@ -22,6 +22,7 @@
 
 mod champion;
 mod decision;
+mod footprint;
 mod memory;
 mod multi;
 mod params;
@@ -43,7 +44,8 @@ pub use decision::{
     Boundary, Contender, DEFAULT_DELTA, DEFAULT_MAX_CONFIRMATION_SHARE, Decision, DecisionKind,
     DecisionLayer, DecisionSettings, MissingEvidence, TUNED_COMPARISONS, decide,
 };
-pub use memory::{Footprint, MemoryEstimate, estimate_memory};
+pub use footprint::Footprint;
+pub use memory::{MemoryEstimate, estimate_memory};
 pub use multi::{ANY_NUMBER, PairResult, SetChoice, SetError, SetOutcome, SetUpdate, pair_set};
 pub use policies::{Dts, DtsParams};
 pub use registry::{

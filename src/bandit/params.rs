@@ -207,7 +207,7 @@ macro_rules! policy_params {
             }
 
             $(
-                fn footprint(&self, $k: usize) -> $crate::bandit::memory::Footprint {
+                fn footprint(&self, $k: usize) -> $crate::bandit::footprint::Footprint {
                     let $p = self;
                     let _ = (&$p, $k);
                     $memory

@@ -11,7 +11,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::memory::Footprint;
+use super::footprint::Footprint;
 use super::params::PolicyParams;
 use super::policies::{
     auto, beat_the_mean, doubler, dts, interleaved_filter, mdb, merge_dts, merge_rucb, multi_sbm,

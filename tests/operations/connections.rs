@@ -124,7 +124,7 @@ async fn flood(port: u16, n: usize, slow: bool) -> Vec<TcpStream> {
 /// 400 idle and 100 slow connections held open while a normal client sends 200 requests: every
 /// one is served while the flood is still open (the idle ones would time out after 10 s, so the
 /// deadline below, well inside that, is a hang detector, not a latency target; the latency is
-/// printed, and measured by `scripts/bench-http`, not asserted on a shared machine).
+/// printed, and measured by `benches/bench-http`, not asserted on a shared machine).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flood_of_idle_and_slow_connections_leaves_normal_clients_served() {
     let s = server(&["--max-connections", "1000"]).await;

@@ -114,7 +114,7 @@ use serde::{Deserialize, Serialize};
 
 use super::dts::{self, Dts, DtsParams};
 use super::merge_dts::{MergeDts, MergeDtsParams};
-use crate::bandit::memory::Footprint;
+use crate::bandit::footprint::Footprint;
 use crate::bandit::params::{Any, Closed, Custom, policy_params};
 use crate::bandit::stats::beta::sample_beta;
 use crate::bandit::stats::cached::Cached;

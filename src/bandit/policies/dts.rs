@@ -38,7 +38,7 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::bandit::memory::Footprint;
+use crate::bandit::footprint::Footprint;
 use crate::bandit::params::{Open, policy_params};
 use crate::bandit::stats::argbest::ArgMax;
 use crate::bandit::stats::beta::sample_beta;

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
 
 use super::single_armed::{BoxRule, SingleArmed};
-use crate::bandit::memory::Footprint;
+use crate::bandit::footprint::Footprint;
 use crate::bandit::params::{Between, Open, policy_params};
 use crate::bandit::{Arm, BanditRng, Pair, Policy, View, Win};
 

@@ -1,5 +1,6 @@
 //! The simulation report: `summary.json`, `curves.csv` and the figures.
 
+mod figure;
 mod plot;
 mod plot_decisions;
 mod plot_users;

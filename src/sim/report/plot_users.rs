@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::plot::{FONT, Figure, draw_curve, draw_legend, write_figure};
+use super::figure::{FONT, Figure, draw_curve, draw_legend, write_figure};
 use super::summary::{Checkpoint, MeanSe, Summary};
 
 /// One of the two measures.

@@ -53,7 +53,7 @@ mod set;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::bandit::memory::Footprint;
+use crate::bandit::footprint::Footprint;
 use crate::bandit::multi::ANY_NUMBER;
 use crate::bandit::params::{Any, AtLeast, Open, policy_params};
 use crate::bandit::stats::argbest::ArgMax;

@@ -1,5 +1,5 @@
 -- Posts pre-built batch bodies (one JSON body per line of batches.txt), each once.
-dofile("scripts/bench/common.lua")
+dofile("benches/wrk/common.lua")
 function init(args)
   bodies = thread_lines("batches.txt")
   next_body = 1

@@ -1,5 +1,5 @@
 -- Asks for duels and writes each returned token to tokens-<thread>.txt (one per line).
-dofile("scripts/bench/common.lua")
+dofile("benches/wrk/common.lua")
 function init(args)
   out = io.open(os.getenv("BENCH_DIR") .. "/tokens-" .. id .. ".txt", "w")
   wrk.method = "POST"

@@ -1,4 +1,4 @@
-//! The baseline of `scripts/bench-http`: a bare axum handler that parses a small JSON body and
+//! The baseline of `benches/bench-http`: a bare axum handler that parses a small JSON body and
 //! answers JSON, on the same runtime settings and global allocator as `joust serve` and nothing
 //! else (no database, no keys, no metrics). Every figure of the HTTP benchmark is read against it:
 //!

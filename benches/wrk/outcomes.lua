@@ -2,7 +2,7 @@
 -- is formatted in `init`, before the clock starts, so that `request` only hands one over, as a
 -- backend builds its body before posting it. Formatting each request as it was sent measured
 -- 25-32% fewer outcomes/s at the same server CPU per outcome (docs/benchmarks.md).
-dofile("scripts/bench/common.lua")
+dofile("benches/wrk/common.lua")
 function init(args)
   requests = {}
   for _, line in ipairs(thread_lines("tokens.txt")) do

@@ -1,4 +1,5 @@
--- POST a small JSON body to the bare axum handler (examples/bare_json.rs) as fast as possible.
+-- POST a small JSON body to the bare axum handler (benches/baselines/bare_json.rs) as fast as
+-- possible.
 wrk.method = "POST"
 wrk.path = "/"
 wrk.headers["Content-Type"] = "application/json"

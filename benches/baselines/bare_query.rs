@@ -1,4 +1,4 @@
-//! The floor of `scripts/bench-http`'s full queries: a bare axum server that answers a query's
+//! The floor of `benches/bench-http`'s full queries: a bare axum server that answers a query's
 //! three requests (a duel, an interleaving, the clicks) with bodies of the sizes joust answers,
 //! doing no work beyond parsing each JSON body and answering, and answering the clicks after a
 //! simulated group commit (every clicks request waiting at that moment is answered together,
