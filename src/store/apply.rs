@@ -207,7 +207,7 @@ where
 }
 
 /// Begins an application's transaction, one that commits without waiting for its WAL to reach
-/// the disk (see `engine::apply` for why an application may), in one round trip.
+/// the disk (see `engine::apply::application` for why an application may), in one round trip.
 pub async fn begin_without_flush(
     pool: &PgPool,
 ) -> Result<Transaction<'static, Postgres>, StoreError> {

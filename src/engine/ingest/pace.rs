@@ -21,7 +21,7 @@ use tokio::sync::Notify;
 use super::fine_timer::FineTimer;
 
 /// Groups at least this large start at once: their commit is shared widely enough, and
-/// `scripts/bench-http`'s 64 clients posting single outcomes form groups of tens, which a
+/// `benches/bench-http`'s 64 clients posting single outcomes form groups of tens, which a
 /// linger only slowed (docs/benchmarks.md).
 const LINGER_BELOW: usize = 16;
 /// A group that starts within this of the last one's end counts as under load.

@@ -40,7 +40,7 @@ pub type Acknowledged = Arc<dyn Fn(i64, Cursor) + Send + Sync>;
 pub const MAX_GROUP: usize = 20_000;
 /// Groups written concurrently: one inserting rows while joust prepares or answers the other.
 const GROUPS_IN_FLIGHT: usize = 2;
-/// Smallest group that starts while another is in flight. Measured with `scripts/bench-http`:
+/// Smallest group that starts while another is in flight. Measured with `benches/bench-http`:
 /// pipelining every group lifts batches of 1,000 from 96,000 to 110,000 outcomes/s but drops
 /// single outcomes from 15,000 to 8,400/s (each small group then pays its own commit), so small
 /// groups wait and grow instead.

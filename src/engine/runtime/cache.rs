@@ -61,7 +61,7 @@ impl Cache {
 
     /// Installs a snapshot read from the database even if the cached one has a higher version:
     /// after Postgres lost its last asynchronously committed applications in a crash (see
-    /// `engine::apply`), the database's state is the truth and the cache must follow it back.
+    /// `engine::apply::application`), the database's state is the truth and the cache must follow it back.
     pub fn replace(&self, snapshot: Snapshot) {
         let mut entries = self.entries.write().unwrap();
         match entries.get_mut(&snapshot.id) {

@@ -9,7 +9,7 @@
 
 /// Experiments with more rankers than this do their heavy work on the blocking pool. At 64, every
 /// duel of the benchmark's 136-ranker MergeDTS experiment went through the pool and duels/s fell
-/// to 0.44x (scripts/bench-http against the previous release, same session); 256 keeps such
+/// to 0.44x (benches/bench-http against the previous release, same session); 256 keeps such
 /// experiments inline while a 256-ranker O(K^2) selection still takes only a few milliseconds.
 pub const INLINE_MAX_RANKERS: usize = 256;
 

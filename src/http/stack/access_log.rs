@@ -7,7 +7,7 @@
 //! The level follows the status, so the default `info` log keeps what an operator looks for
 //! without paying for the rest: server errors (5xx) at WARN, refused requests (4xx) at INFO, and
 //! every other request at DEBUG (`RUST_LOG=info,joust::access=debug` logs them all). A line per
-//! served duel costs about a third of the duel itself (scripts/bench-http: 48-54 us of server
+//! served duel costs about a third of the duel itself (benches/bench-http: 48-54 us of server
 //! CPU per duel with it, 32-42 us without), which a service answering tens of thousands of duels
 //! a second should not pay by default. `RUST_LOG=info,joust::access=off` silences the log.
 //!

@@ -8,7 +8,7 @@
 //! propagator, tracing span, panic catcher, and the access log): each of those wraps the request's
 //! future in one more future and is cloned with the service for every request, and the panic
 //! catcher also boxed every response body. `perf record` of the duel load of
-//! `scripts/bench-http` put the stack's own code at about a tenth of a duel
+//! `benches/bench-http` put the stack's own code at about a tenth of a duel
 //! ([benchmarks.md](../../docs/benchmarks.md)).
 
 use axum::body::Body;

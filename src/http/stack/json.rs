@@ -57,7 +57,7 @@ impl<S: Send + Sync, T: DeserializeOwned + Default> FromRequest<S> for OptionalJ
             return Err(unsupported_media_type());
         }
         // `read_json` refuses an array too, which a struct whose fields are all optional would
-        // otherwise read as all defaults (see engine::json_object).
+        // otherwise read as all defaults (see api::json_object).
         read_json(req, state).await.map(OptionalJson)
     }
 }
@@ -105,7 +105,7 @@ async fn read_json<S: Send + Sync, T: DeserializeOwned>(
     // same bodies.
     //
     // Every documented body is an object: `Object` refuses the array a derived struct would
-    // also take (see engine::json_object).
+    // also take (see api::json_object).
     if let Ok(Object(value)) = serde_json::from_slice::<Object<T>>(&bytes) {
         return Ok(value);
     }

@@ -3,7 +3,7 @@
 //! The layer that logs and counts requests by route (`front`, through `access_log`) wraps the
 //! whole router once, outside it: a layer added with `Router::layer` wraps every route
 //! separately instead, and each request then clones and drops one boxed service per layer
-//! (measured with `perf` under `scripts/bench-http`: about a tenth of a duel's CPU). Outside the
+//! (measured with `perf` under `benches/bench-http`: about a tenth of a duel's CPU). Outside the
 //! router the request has not been routed yet, so the route is learnt from the response: this
 //! layer, the only one inside the router (`Router::route_layer`), copies axum's [`MatchedPath`]
 //! into the response's extensions.
