@@ -24,8 +24,8 @@ pub use model::{
     tie_rule_str, verdicts,
 };
 pub use requests::{
-    DEFAULT_MAX_EXPERIMENTS, ExperimentStats, IssuedDuel, IssuedInterleaving, MAX_BATCH,
-    MAX_CONVERSION_BATCH, MAX_POINTS, MetricStats, check_batch,
+    DEFAULT_MAX_EXPERIMENTS, ExperimentCounters, IssuedDuel, IssuedInterleaving, MAX_BATCH,
+    MAX_CONVERSION_BATCH, MAX_POINTS, MetricCounters, check_batch,
 };
 pub use runtime::{DEFAULT_BUDGET_BYTES, Retention, offload, spawn_retention};
 pub use webhooks::{RetryPolicy, TrustedRoots};

@@ -18,5 +18,5 @@ pub use duels::IssuedDuel;
 pub use history::MAX_POINTS;
 pub use interleavings::IssuedInterleaving;
 pub use outcomes::MAX_BATCH;
-pub use telemetry::{DEFAULT_MAX_EXPERIMENTS, ExperimentStats, MetricStats};
+pub use telemetry::{DEFAULT_MAX_EXPERIMENTS, ExperimentCounters, MetricCounters};
 pub use unit_duels::{UnitKey, WindowStates};

@@ -11,7 +11,7 @@ pub const DEFAULT_MAX_EXPERIMENTS: usize = 1000;
 
 /// One running experiment's figures.
 #[derive(Debug, Clone)]
-pub struct ExperimentStats {
+pub struct ExperimentCounters {
     pub id: i64,
     pub outcomes_applied: i64,
     pub ties_recorded: i64,
@@ -19,13 +19,13 @@ pub struct ExperimentStats {
     pub champion_confident: bool,
     /// Per metric, for an experiment with more than one, and whether the metrics agree on the
     /// champion.
-    pub metrics: Vec<MetricStats>,
+    pub metrics: Vec<MetricCounters>,
     pub metrics_agree: bool,
 }
 
 /// One metric's figures.
 #[derive(Debug, Clone)]
-pub struct MetricStats {
+pub struct MetricCounters {
     pub name: String,
     /// Decided (non-tie) outcomes.
     pub outcomes: u64,
@@ -36,7 +36,7 @@ pub struct MetricStats {
 impl Engine {
     /// The running experiments with the lowest ids, at most the configured number, and how many
     /// run in all.
-    pub async fn running_stats(&self) -> Result<(Vec<ExperimentStats>, i64), EngineError> {
+    pub async fn running_counters(&self) -> Result<(Vec<ExperimentCounters>, i64), EngineError> {
         let limit = self.options.metrics_max_experiments as i64;
         let (rows, total) = store::telemetry::running(&self.pool, limit).await?;
         let mut out = Vec::with_capacity(rows.len());
@@ -53,7 +53,7 @@ impl Engine {
                     .iter()
                     .map(|v| {
                         let w = snap.metric_wins.get(&v.name).unwrap_or(&snap.state.wins);
-                        MetricStats {
+                        MetricCounters {
                             name: v.name.clone(),
                             outcomes: w.total_wins(),
                             ties: w.total_ties(),
@@ -65,7 +65,7 @@ impl Engine {
             } else {
                 (Vec::new(), true)
             };
-            out.push(ExperimentStats {
+            out.push(ExperimentCounters {
                 id: row.id,
                 outcomes_applied: row.outcomes_applied,
                 ties_recorded: row.ties_applied,

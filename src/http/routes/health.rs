@@ -25,10 +25,10 @@ pub async fn metrics(State(app): State<Arc<AppState>>) -> Response {
     let mut text = app.metrics.render();
     // Without the database the request metrics still answer; the experiments' series are left
     // out rather than reported stale.
-    match app.engine.running_stats().await {
-        Ok((stats, running)) => text.push_str(&crate::http::stack::telemetry::experiment_series(
-            &stats, running,
-        )),
+    match app.engine.running_counters().await {
+        Ok((experiments, running)) => text.push_str(
+            &crate::http::stack::telemetry::experiment_series(&experiments, running),
+        ),
         Err(e) => tracing::warn!(error = %e, "per-experiment metrics left out"),
     }
     (

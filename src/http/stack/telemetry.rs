@@ -5,10 +5,10 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use crate::engine::{ExperimentStats, MetricStats};
+use crate::engine::{ExperimentCounters, MetricCounters};
 
 /// A per-metric series: its name, its help and its value.
-type MetricFamily = (&'static str, &'static str, fn(&MetricStats) -> u64);
+type MetricFamily = (&'static str, &'static str, fn(&MetricCounters) -> u64);
 
 /// Latency buckets in seconds: from 50 microseconds (a duel from memory) to 5 s.
 const LATENCY_BUCKETS: &[f64] = &[
@@ -96,13 +96,13 @@ type Family = (
     &'static str,
     &'static str,
     &'static str,
-    fn(&ExperimentStats) -> i64,
+    fn(&ExperimentCounters) -> i64,
 );
 
 /// The per-experiment series, in Prometheus text format, rendered at scrape time from the
 /// current figures: an experiment that stops running leaves `/metrics` at once, so the number
 /// of series never exceeds the configured cap.
-pub fn experiment_series(stats: &[ExperimentStats], running: i64) -> String {
+pub fn experiment_series(experiments: &[ExperimentCounters], running: i64) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     let families: [Family; 4] = [
@@ -133,7 +133,7 @@ pub fn experiment_series(stats: &[ExperimentStats], running: i64) -> String {
     ];
     for (name, kind, help, value) in families {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
-        for s in stats {
+        for s in experiments {
             let _ = writeln!(out, "{name}{{experiment=\"{}\"}} {}", s.id, value(s));
         }
     }
@@ -157,7 +157,7 @@ pub fn experiment_series(stats: &[ExperimentStats], running: i64) -> String {
     ];
     for (name, help, value) in metric_families {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
-        for s in stats {
+        for s in experiments {
             for m in &s.metrics {
                 let _ = writeln!(
                     out,
@@ -173,7 +173,7 @@ pub fn experiment_series(stats: &[ExperimentStats], running: i64) -> String {
         out,
         "# HELP joust_experiment_metrics_agree 1 when every metric with a champion names the same one (experiments with more than one metric).\n# TYPE joust_experiment_metrics_agree gauge"
     );
-    for s in stats.iter().filter(|s| !s.metrics.is_empty()) {
+    for s in experiments.iter().filter(|s| !s.metrics.is_empty()) {
         let _ = writeln!(
             out,
             "joust_experiment_metrics_agree{{experiment=\"{}\"}} {}",
