@@ -7,6 +7,9 @@ use crate::api::PairOutcome;
 use crate::bandit::{Arm, SetOutcome};
 use crate::interleave::{Outcome, Preference};
 
+/// The outcome format's word for a tie, where a winner is named (no ranker may take it as a name).
+pub const TIE: &str = "tie";
+
 /// Every pair's result, in a fixed order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetResult {
@@ -187,5 +190,3 @@ mod tests {
         assert_eq!(named[0].winner, "tie");
     }
 }
-
-pub const TIE: &str = "tie";
