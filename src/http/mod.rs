@@ -6,10 +6,10 @@
 
 mod routes;
 mod stack;
-pub mod ui;
+mod ui;
 mod views;
 
-pub use stack::auth::{ApiKeys, Scope};
+pub use stack::auth::ApiKeys;
 pub use stack::connections::{
     ConnectionLimits, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
 };

@@ -179,28 +179,6 @@ pub async fn list(pool: &PgPool, after: i64, limit: i64) -> Result<Vec<Experimen
         .collect::<Result<_, _>>()?)
 }
 
-pub async fn rankers<'e, E: sqlx::PgExecutor<'e>>(
-    db: E,
-    id: i64,
-) -> Result<Vec<RankerRow>, StoreError> {
-    let rows = sqlx::query(
-        "SELECT idx, name, retired_at IS NOT NULL AS retired FROM rankers
-         WHERE experiment_id = $1 ORDER BY idx",
-    )
-    .bind(id)
-    .fetch_all(db)
-    .await?;
-    rows.iter()
-        .map(|r| {
-            Ok(RankerRow {
-                idx: r.try_get("idx")?,
-                name: r.try_get("name")?,
-                retired: r.try_get("retired")?,
-            })
-        })
-        .collect()
-}
-
 /// Locks the experiment's state row for the rest of the transaction and returns its version,
 /// or `None` if the experiment does not exist or was deleted.
 pub async fn lock_state(

@@ -1,23 +1,27 @@
 //! Postgres: migrations, queries, acknowledging and applying outcomes and the embedded local
 //! Postgres. Postgres is the only source of truth; everything else caches it.
 
-pub mod apply;
-pub mod conversions;
-pub mod counts;
+pub(crate) mod apply;
+pub(crate) mod conversions;
+pub(crate) mod counts;
 pub mod embedded;
-pub mod experiments;
-pub mod history;
-pub mod notices;
-pub mod outcomes;
-pub mod retention;
-pub mod settings;
-pub mod state;
-pub mod telemetry;
-pub mod unit_windows;
-pub mod webhooks;
+pub(crate) mod experiments;
+pub(crate) mod history;
+pub(crate) mod notices;
+pub(crate) mod outcomes;
+pub(crate) mod retention;
+pub(crate) mod settings;
+pub(crate) mod state;
+pub(crate) mod telemetry;
+pub(crate) mod unit_windows;
+pub(crate) mod webhooks;
 
+// What the tests reach besides the embedded Postgres: a state written alone, and two counts.
+pub use apply::{StateWrite, write_state_alone};
+pub use retention::outcome_rows;
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
+pub use state::duels_issued;
 use std::time::Duration;
 
 /// The migrations in `migrations/`, embedded at compile time.

@@ -261,9 +261,7 @@ pub fn error_code(body: &Value) -> &str {
 pub async fn flushed_duels(app: &TestApp, id: i64) -> i64 {
     use sqlx::Connection;
     let mut conn = sqlx::PgConnection::connect(&app.db_url).await.unwrap();
-    joust::store::state::duels_issued(&mut conn, id)
-        .await
-        .unwrap()
+    joust::store::duels_issued(&mut conn, id).await.unwrap()
 }
 
 /// Waits until the server has flushed `n` duels of experiment `id` to the database.

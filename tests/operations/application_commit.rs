@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::helpers::http_server::{spawn_app_with, test_options};
 use crate::helpers::postgres::fresh_database;
-use joust::store::apply::{StateWrite, write_state_alone};
+use joust::store::{StateWrite, write_state_alone};
 
 /// Records `synchronous_commit` as it is when a transaction that logged an application commits
 /// (a deferred constraint trigger runs at the commit, inside the transaction).

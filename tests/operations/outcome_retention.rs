@@ -98,7 +98,7 @@ async fn outcome_rows_stay_bounded_under_load_and_counts_stay_exact() {
         );
         posted.push((Instant::now(), 20));
         round += 1;
-        let rows = joust::store::retention::outcome_rows(&pool).await.unwrap() as u64;
+        let rows = joust::store::outcome_rows(&pool).await.unwrap() as u64;
         samples.push((Instant::now(), rows));
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -124,7 +124,7 @@ async fn outcome_rows_stay_bounded_under_load_and_counts_stay_exact() {
         );
     }
     // Once the load stops, every due row goes and only the long-window one stays.
-    let rows_left = || async { joust::store::retention::outcome_rows(&pool).await.unwrap() };
+    let rows_left = || async { joust::store::outcome_rows(&pool).await.unwrap() };
     let what = format!("one row left after the load (of {total} posted)");
     let deadline = Duration::from_secs(WINDOW_SECS) + 23 * PASS_INTERVAL;
     eventually(&what, deadline, || async { rows_left().await == 1 }).await;
