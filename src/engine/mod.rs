@@ -3,7 +3,8 @@
 //! `apply/` (the owner's side: applying acknowledged outcomes exactly once), `model/` (one
 //! experiment as data: snapshot, derived results, tokens), `settings/` (an experiment's settings
 //! checked), `runtime/` (cache and refresh, database health, clock, retention) and `webhooks/`.
-//! Imports run one way: requests and apply use model, settings and runtime; `ingest` and `apply`
+//! Imports run one way: `requests` uses every other stage; `apply` uses `model`, `settings` and
+//! `runtime`; `ingest` and `runtime` use `model`, which uses `settings`. `ingest` and `apply`
 //! never import each other and meet only here, where the writer's acknowledgement callback is
 //! pointed at the owners. HTTP handlers call one `Engine` method per request.
 
