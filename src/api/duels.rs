@@ -9,13 +9,13 @@ use super::non_null::non_null;
 #[serde(deny_unknown_fields)]
 pub struct DuelRequest {
     /// An opaque user or session id: the same unit and query get the same duel within the
-    /// experiment's window ([`super::unit_duels`]). Only its keyed hash is kept.
+    /// experiment's window (`engine::requests::unit_duels`). Only its keyed hash is kept.
     #[serde(default, deserialize_with = "non_null")]
     pub unit: Option<String>,
     /// The query's key (needs `unit`).
     #[serde(default, deserialize_with = "non_null")]
     pub query: Option<String>,
-    /// A segment label ([`super::segments`]).
+    /// A segment label (`engine::requests::segments`).
     #[serde(default, deserialize_with = "non_null")]
     pub segment: Option<String>,
 }

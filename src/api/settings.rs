@@ -15,6 +15,8 @@ pub struct BrowserClicks {
     pub origins: Vec<String>,
 }
 
+/// `"decision": {...}`: any of the decision settings; the others are taken from the defaults (at
+/// creation) or from the current settings (PATCH).
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DecisionSettingsInput {
@@ -52,6 +54,7 @@ pub struct MetricInput {
     pub missing: Option<String>,
 }
 
+/// `"segments": {"max_segments": N}`: how many distinct segment labels the experiment accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SegmentSettings {
@@ -63,6 +66,7 @@ fn default_max() -> i32 {
     DEFAULT_MAX_SEGMENTS
 }
 
+/// `"stop_rule": {"min_outcomes": N}`: conclude once decided and at least N outcomes applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StopRule {
@@ -83,6 +87,8 @@ pub enum Aggregation {
     Unit,
 }
 
+/// `"units": {"window_seconds": N, "aggregation": ...}`: how duel requests naming a unit are
+/// treated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UnitSettings {
@@ -107,4 +113,5 @@ pub struct Webhook {
 /// Thirty minutes: a search session.
 pub const DEFAULT_WINDOW_SECONDS: i64 = 1800;
 
+/// Segment labels an experiment accepts when it does not say.
 pub const DEFAULT_MAX_SEGMENTS: i32 = 20;

@@ -235,7 +235,7 @@ impl Engine {
 
     /// The cached snapshot of an experiment once it reflects every outcome this replica
     /// acknowledged for it (waiting for its owner to apply them, up to
-    /// [`apply::READ_WAIT`]): what reads of counts, the champion and the history serve, so a
+    /// `apply::READ_WAIT`): what reads of counts, the champion and the history serve, so a
     /// client that posted outcomes and then reads from the same replica sees them.
     pub async fn applied_snapshot(&self, id: i64) -> Result<Arc<Snapshot>, EngineError> {
         let snap = self.snapshot(id).await?;

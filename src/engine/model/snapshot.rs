@@ -310,7 +310,7 @@ impl Snapshot {
     }
 
     /// The estimated preference matrix of this version (computed once); `None` above
-    /// [`derived::MAX_MATRIX_RANKERS`] active rankers.
+    /// [`super::derived::MAX_MATRIX_RANKERS`] active rankers.
     pub fn estimates(&self) -> Option<Arc<Estimates>> {
         self.derived.estimates(&self.state)
     }
