@@ -32,7 +32,8 @@ pub struct CreateExperiment {
     #[serde(default, deserialize_with = "non_null_object")]
     pub interleaving: Option<InterleavingSpec>,
     /// How many rankers each query compares: 2 (a duel, the default) up to
-    /// the engine's `MAX_RANKERS_PER_QUERY` (a multileaved list; needs a policy and a method that take it).
+    /// the engine's `MAX_RANKERS_PER_QUERY` (a multileaved list; needs a policy and a method that
+    /// take it).
     #[serde(default, deserialize_with = "non_null")]
     pub rankers_per_query: Option<usize>,
     /// The origins whose pages may post clicks with no API key (off when omitted).

@@ -22,7 +22,6 @@ pub use experiments::{CreateExperiment, PatchExperiment, Status};
 pub use interleavings::{ClickRecord, ClicksInput, InterleaveInput, ShownDocument};
 pub use json_object::{Object, objects};
 pub use json_words::in_json_words;
-pub use non_null::non_null;
 pub use outcomes::{OutcomeInput, OutcomeRecord, PairOutcome, Rank};
 pub use settings::{
     Aggregation, BrowserClicks, DEFAULT_MAX_SEGMENTS, DEFAULT_WINDOW_SECONDS,

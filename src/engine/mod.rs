@@ -54,8 +54,9 @@ pub struct EngineOptions {
     pub history_interval: Duration,
     /// Most running experiments given their own Prometheus series (bounds the cardinality).
     pub metrics_max_experiments: usize,
-    /// Least time between two flushes of the duel counts (checked every `runtime::REFRESH_INTERVAL`).
-    /// Not a `joust serve` setting: tests shorten it to see the counts soon.
+    /// Least time between two flushes of the duel counts (checked every
+    /// `runtime::REFRESH_INTERVAL`). Not a `joust serve` setting: tests shorten it to see the
+    /// counts soon.
     pub duel_count_flush_interval: Duration,
     /// How webhook events are retried, and how often the outbox is polled.
     pub webhooks: webhooks::RetryPolicy,

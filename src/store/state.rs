@@ -77,7 +77,8 @@ pub async fn load(
 /// [`load`] in a repeatable-read transaction of its own: the counts, the cursor and the state
 /// all as of one moment. Replicas that do not own an experiment run this at every refresh while
 /// its version moves, so it is kept to few round trips (five): the isolation level comes with
-/// `BEGIN`, and the rankers and every count table are read by one statement ([`super::counts::cells`]).
+/// `BEGIN`, and the rankers and every count table are read by one statement
+/// ([`super::counts::cells`]).
 pub async fn load_consistent(
     pool: &sqlx::PgPool,
     id: i64,

@@ -1,5 +1,5 @@
-//! The bandit state pinned for one window of an experiment (see `engine::requests::unit_duels`): written
-//! once per experiment and window by the first replica that needs it, read by the others.
+//! The bandit state pinned for one window of an experiment (see `engine::requests::unit_duels`):
+//! written once per experiment and window by the first replica that needs it, read by the others.
 
 use sqlx::PgPool;
 

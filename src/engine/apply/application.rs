@@ -24,8 +24,7 @@ use super::history::{self, HistoryClock};
 use super::row_cells::{self, RowCell};
 use super::{decision_events, metric_outcomes, segment_counts, unit_evidence};
 use crate::engine::EngineError;
-use crate::engine::model::update_rng;
-use crate::engine::model::{PersistedPolicy, SetResult, Snapshot};
+use crate::engine::model::{PersistedPolicy, SetResult, Snapshot, update_rng};
 use crate::engine::runtime::offload;
 use crate::engine::settings::{self, CLICK};
 

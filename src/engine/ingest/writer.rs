@@ -6,10 +6,10 @@
 //! way, so replicas acknowledging the same experiment do not wait for one another, and a slow
 //! experiment delays no other's answers. Applying the outcomes to the bandit state follows off
 //! the request path, by the experiment's owner, which the writer tells of each acknowledged
-//! outcome through the callback it was spawned with ([`Acknowledged`]; it knows no owners). While one group commits the
-//! next queues up, so the group size follows the load; a small group formed right after the last
-//! one was answered may also wait, briefly, for the clients that group answered to come back
-//! ([`super::pace`]).
+//! outcome through the callback it was spawned with ([`Acknowledged`]; it knows no owners).
+//! While one group commits the next queues up, so the group size follows the load; a small
+//! group formed right after the last one was answered may also wait, briefly, for the clients
+//! that group answered to come back ([`super::pace`]).
 //!
 //! Two large groups are in flight at once, so Postgres inserts one while joust prepares the
 //! next. Rows are inserted in duel-id order, so two groups that share a duel (a retry) wait for
@@ -174,7 +174,7 @@ async fn run(
         tokio::spawn(async move {
             let started = Instant::now();
             let requests = group.len() as u64;
-            let arrived = write_and_answer(&pool, &*acknowledged, &arrivals, group).await;
+            let arrived = write_and_answer(&pool, &acknowledged, &arrivals, group).await;
             let end = Instant::now();
             pace.lock()
                 .unwrap()
@@ -205,7 +205,7 @@ fn take_queued(
 /// answers, after which the clients answered can come back.
 async fn write_and_answer(
     pool: &sqlx::PgPool,
-    acknowledged: &(dyn Fn(i64, Cursor) + Send + Sync),
+    acknowledged: &Acknowledged,
     arrivals: &Arrivals,
     group: Vec<WriteRequest>,
 ) -> u64 {

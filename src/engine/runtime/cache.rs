@@ -48,8 +48,8 @@ impl Cache {
     /// Installs a snapshot read from the database in place of the cached one, as
     /// [`Cache::replace`] does, but only if the cached version is still `cached`: the refresh
     /// loop found the database behind the cache (or that version written again), and a write
-    /// installed meanwhile is newer than what it read. Never removes the entry: a read waiting for its outcomes to be applied takes
-    /// a missing entry for a deleted experiment and stops waiting.
+    /// installed meanwhile is newer than what it read. Never removes the entry: a read waiting for
+    /// its outcomes to be applied takes a missing entry for a deleted experiment and stops waiting.
     pub fn replace_version(&self, cached: i64, snapshot: Snapshot) {
         let mut entries = self.entries.write().unwrap();
         if let Some(e) = entries.get_mut(&snapshot.id)
@@ -61,7 +61,8 @@ impl Cache {
 
     /// Installs a snapshot read from the database even if the cached one has a higher version:
     /// after Postgres lost its last asynchronously committed applications in a crash (see
-    /// `engine::apply::application`), the database's state is the truth and the cache must follow it back.
+    /// `engine::apply::application`), the database's state is the truth and the cache must follow
+    /// it back.
     pub fn replace(&self, snapshot: Snapshot) {
         let mut entries = self.entries.write().unwrap();
         match entries.get_mut(&snapshot.id) {

@@ -1,7 +1,7 @@
 //! One access log line per request under the target `joust::access`: method, route (the matched
 //! template, so ids do not explode the cardinality of log queries), status, latency and the
 //! request id that the response's `x-request-id` header also carries. The same call counts the
-//! request and records its latency in the per-route metrics ([`crate::http::stack::telemetry`]), from the same
+//! request and records its latency in the per-route metrics ([`super::telemetry`]), from the same
 //! clock reading.
 //!
 //! The level follows the status, so the default `info` log keeps what an operator looks for
@@ -11,9 +11,9 @@
 //! CPU per duel with it, 32-42 us without), which a service answering tens of thousands of duels
 //! a second should not pay by default. `RUST_LOG=info,joust::access=off` silences the log.
 //!
-//! Called by the front layer ([`crate::http::stack::front`]) when a request is answered, a request answered
+//! Called by the front layer ([`super::front`]) when a request is answered, a request answered
 //! 500 after a panic included; the route comes from the response
-//! ([`crate::http::stack::route_label::RouteLabel`]).
+//! ([`super::route_label::RouteLabel`]).
 
 use axum::http::{HeaderValue, Method, StatusCode};
 use std::time::Duration;
@@ -30,7 +30,7 @@ pub fn finish(
     elapsed: Duration,
     request_id: Option<&HeaderValue>,
 ) {
-    crate::http::stack::telemetry::record_request(route, method, status.as_u16(), elapsed);
+    super::telemetry::record_request(route, method, status.as_u16(), elapsed);
     let level = level_of(status);
     let enabled = match level {
         Level::WARN => tracing::enabled!(target: TARGET, Level::WARN),

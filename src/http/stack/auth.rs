@@ -10,10 +10,10 @@ use axum::http::request::Parts;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::error::ApiError;
 use crate::api::ErrorCode;
 use crate::engine::Engine;
 use crate::http::AppState;
-use crate::http::stack::error::ApiError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Scope {

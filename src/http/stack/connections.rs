@@ -7,10 +7,10 @@
 //!   for the next request), so one setting bounds both;
 //! - a **body timeout**: a request's body must arrive whole within it, counted from the end of its
 //!   headers (when the request reaches the router). Every body is read by the JSON extractor
-//!   (`http::stack::json::Json`), which answers 408 `request_timeout` at the deadline ([`BodyDeadline`]);
-//!   the connection is then closed, since the rest of the body was never read. Without it a client
-//!   trickling a body a byte at a time would hold its connection (and a slot under the cap) for as
-//!   long as it liked;
+//!   (`http::stack::json::Json`), which answers 408 `request_timeout` at the deadline
+//!   ([`BodyDeadline`]); the connection is then closed, since the rest of the body was never read.
+//!   Without it a client trickling a body a byte at a time would hold its connection (and a slot
+//!   under the cap) for as long as it liked;
 //! - a **cap on open connections**, below the process's open-file limit: at the cap, joust stops
 //!   accepting (new connections wait in the kernel's queue) until one closes, instead of failing
 //!   `accept` with "too many open files" in a loop while its own database connections and files

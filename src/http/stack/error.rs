@@ -4,9 +4,9 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
+use super::request_id;
 use crate::api::ErrorCode;
 use crate::engine::{EngineError, InternalError};
-use crate::http::stack::request_id;
 
 /// Seconds a client should wait before retrying after a 503.
 pub const RETRY_AFTER_SECS: u32 = 1;

@@ -1,8 +1,8 @@
 //! The layer every request passes first, written out by hand as one tower layer: it gives the
 //! request its id (or keeps the `x-request-id` it came with) and returns it on the response,
-//! makes the id the current one while the request is handled ([`crate::http::stack::request_id::current`]),
+//! makes the id the current one while the request is handled ([`super::request_id::current`]),
 //! answers a handler's panic with the one JSON error shape (a 500 naming the request id), and
-//! counts and logs every answered request ([`crate::http::stack::access_log`]).
+//! counts and logs every answered request ([`super::access_log`]).
 //!
 //! One layer rather than a stack of ready-made ones (tower-http's request-id setter and
 //! propagator, tracing span, panic catcher, and the access log): each of those wraps the request's
@@ -23,9 +23,9 @@ use std::time::Instant;
 use tokio::task::futures::TaskLocalFuture;
 use tower::{Layer, Service};
 
-use crate::http::stack::error::ApiError;
-use crate::http::stack::request_id::{self, SequentialIds};
-use crate::http::stack::route_label::RouteLabel;
+use super::error::ApiError;
+use super::request_id::{self, SequentialIds};
+use super::route_label::RouteLabel;
 
 /// The header that carries a request's id, both ways.
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -125,7 +125,7 @@ where
         if !response.headers().contains_key(REQUEST_ID) {
             response.headers_mut().insert(REQUEST_ID, this.id.clone());
         }
-        crate::http::stack::access_log::finish(
+        super::access_log::finish(
             this.method,
             RouteLabel::of(&response),
             response.status(),

@@ -10,11 +10,11 @@ use axum::http::{HeaderMap, StatusCode, header};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::connections::BodyDeadline;
+use super::error::ApiError;
 use crate::api::ErrorCode;
 use crate::api::Object;
 use crate::api::in_json_words;
-use crate::http::stack::connections::BodyDeadline;
-use crate::http::stack::error::ApiError;
 
 /// A JSON body. Malformed JSON is 400 `invalid_json`; JSON of the wrong shape is 422
 /// `invalid_body`; a missing or non-JSON content type is 415; an oversized body 413; a body not

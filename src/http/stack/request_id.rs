@@ -1,6 +1,6 @@
 //! Request ids: a random per-process prefix and a counter. Unique across replicas (with
 //! overwhelming probability) and far cheaper than a random UUID per request. A request that
-//! arrives with an `x-request-id` keeps it (the front layer, [`crate::http::stack::front`]). While a request is
+//! arrives with an `x-request-id` keeps it (the front layer, [`super::front`]). While a request is
 //! handled its id is also at hand ([`current`]), so that a 500 can name the log line of its cause.
 
 use axum::http::HeaderValue;

@@ -6,7 +6,7 @@
 
 use crate::engine::Snapshot;
 
-use crate::http::views::experiment;
+use super::experiment;
 
 /// A count no experiment reaches, so its text marks the place of the real one.
 const MARK: i64 = i64::MIN;

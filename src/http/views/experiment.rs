@@ -4,7 +4,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::bandit::{Arm, PolicySpec};
-use crate::bandit::{CHAMPION_DELTA, ChampionBasis, PreferenceEstimate};
+use crate::bandit::{CHAMPION_DELTA, PreferenceEstimate};
 use crate::engine::HistoryPoint;
 use crate::engine::Snapshot;
 use crate::engine::tie_rule_str;
@@ -61,23 +61,13 @@ fn names(s: &Snapshot, arms: &[Arm]) -> Vec<String> {
     arms.iter().map(|&a| s.names[a].clone()).collect()
 }
 
-fn basis_str(b: ChampionBasis) -> &'static str {
-    match b {
-        ChampionBasis::ConfidentCondorcet => "confident_condorcet",
-        ChampionBasis::Policy => "policy",
-        ChampionBasis::CondorcetCandidate => "condorcet_candidate",
-        ChampionBasis::Copeland => "copeland",
-        ChampionBasis::None => "none",
-    }
-}
-
 /// The champion with the evidence behind it, with ranker names.
 pub fn champion(s: &Snapshot) -> Value {
     let r = s.champion();
     let name = |a: Option<Arm>| a.map(|a| s.names[a].clone());
     json!({
         "ranker": name(r.ranker),
-        "basis": basis_str(r.basis),
+        "basis": r.basis.as_str(),
         "confident": r.confident,
         "condorcet_candidate": name(r.condorcet_candidate),
         "copeland_leaders": names(s, &r.copeland_leaders),
@@ -121,7 +111,7 @@ fn rankers(s: &Snapshot) -> Vec<Value> {
 
 /// Everything a dashboard needs about one experiment.
 pub fn detail(s: &Snapshot, duels_issued: i64) -> Value {
-    let (metrics, primary_metric, metrics_agree) = crate::http::views::metrics::metrics(s);
+    let (metrics, primary_metric, metrics_agree) = super::metrics::metrics(s);
     json!({
         "id": s.id,
         "name": s.name,
@@ -141,8 +131,8 @@ pub fn detail(s: &Snapshot, duels_issued: i64) -> Value {
         "ties_recorded": s.ties_applied,
         "rankers": rankers(s),
         "champion": champion(s),
-        "decision": crate::http::views::decision::decision(s),
-        "decision_settings": crate::http::views::decision::settings(s),
+        "decision": super::decision::decision(s),
+        "decision_settings": super::decision::settings(s),
         "stop_rule": s.stop_rule,
         // The URL only: the secret is write-only.
         "webhook": s.webhook_url.as_deref().map(|url| json!({ "url": url })),
@@ -150,8 +140,8 @@ pub fn detail(s: &Snapshot, duels_issued: i64) -> Value {
         "metrics": metrics,
         "primary_metric": primary_metric,
         "metrics_agree": metrics_agree,
-        "units": crate::http::views::units::units(s),
-        "segments": crate::http::views::segments::segments(s),
+        "units": super::units::units(s),
+        "segments": super::segments::segments(s),
     })
 }
 

@@ -1,8 +1,8 @@
 //! Reading every count table of one experiment in one statement: the win and tie counts, each
 //! other metric's, each segment's (with the segment labels) and the unit-level wins, and its
 //! rankers. One round trip where one statement per table took nine; a reload of a snapshot pays
-//! it ([`crate::store::state::load_consistent`]), and replicas that do not own an experiment reload it
-//! at every refresh while its version moves.
+//! it ([`crate::store::state::load_consistent`]), and replicas that do not own an experiment reload
+//! it at every refresh while its version moves.
 
 use std::collections::BTreeMap;
 

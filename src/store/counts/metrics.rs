@@ -1,6 +1,7 @@
 //! Per-metric outcomes: the duels whose outcome under a conversion metric is open or decided
 //! (`metric_duels`), and each metric's win and tie counts. Written only by the experiment's owner,
-//! in the transaction that applies conversions or closes windows (`engine::apply::metric_outcomes`).
+//! in the transaction that applies conversions or closes windows
+//! (`engine::apply::metric_outcomes`).
 
 use sqlx::{PgPool, Postgres, Row, Transaction};
 use uuid::Uuid;

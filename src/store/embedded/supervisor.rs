@@ -1,8 +1,8 @@
 //! Keeps the embedded server running while joust serves: if the postmaster exits (killed, out of
 //! memory, a crash), it is started again on the same cluster, after a pause that doubles with
 //! each failed attempt, every exit and attempt logged. Meanwhile joust keeps serving duels from
-//! its cache and refuses outcomes with 503 (see `engine::runtime::db_health`); nothing acknowledged is lost,
-//! because Postgres replays its write-ahead log on the restart.
+//! its cache and refuses outcomes with 503 (see `engine::runtime::db_health`); nothing acknowledged
+//! is lost, because Postgres replays its write-ahead log on the restart.
 
 use std::time::Duration;
 use tokio::sync::oneshot;
