@@ -128,6 +128,10 @@ error_codes! {
     SegmentLimit = "segment_limit_reached", Some(409);
     /// `offset` or `page` with an interleaving method whose pages would not continue one list.
     PagingUnsupported = "paging_unsupported", Some(422);
+    // Exports.
+    /// An export's `after` that this service did not sign, or that belongs to another
+    /// experiment's export or to the other kind of rows.
+    InvalidCursor = "invalid_cursor", Some(400);
 }
 
 impl std::fmt::Display for ErrorCode {

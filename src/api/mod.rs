@@ -8,6 +8,7 @@ mod conversions;
 mod duels;
 mod error_code;
 mod experiments;
+mod export;
 mod interleavings;
 mod json_object;
 mod json_words;
@@ -19,6 +20,9 @@ pub use conversions::{ConversionInput, ConversionRecord};
 pub use duels::DuelRequest;
 pub use error_code::ErrorCode;
 pub use experiments::{CreateExperiment, PatchExperiment, Status};
+pub use export::{
+    ConversionExportRow, DEFAULT_EXPORT_LIMIT, ExportFormat, MAX_EXPORT_LIMIT, OutcomeExportRow,
+};
 pub use interleavings::{ClickRecord, ClicksInput, InterleaveInput, ShownDocument};
 pub use json_object::{Object, objects};
 pub use json_words::in_json_words;

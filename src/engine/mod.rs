@@ -20,6 +20,7 @@ mod webhooks;
 pub use crate::store::history::HistoryPoint;
 pub use apply::DEFAULT_APPLY_PAUSE;
 pub use error::{EngineError, InternalError};
+pub use model::ExportCursor;
 pub use model::{
     MAX_MATRIX_RANKERS, SegmentVerdict, Snapshot, VersionTag, agree, segment_verdicts,
     tie_rule_str, verdicts,
@@ -28,6 +29,7 @@ pub use requests::{
     DEFAULT_MAX_EXPERIMENTS, ExperimentCounters, IssuedDuel, IssuedInterleaving, MAX_BATCH,
     MAX_CONVERSION_BATCH, MAX_POINTS, MetricCounters, check_batch,
 };
+pub use requests::{ExportLabels, ExportPage, export_page, kind_name as export_kind_name};
 pub use runtime::{DEFAULT_BUDGET_BYTES, Retention, offload, spawn_retention};
 pub use webhooks::{RetryPolicy, TrustedRoots};
 

@@ -25,7 +25,8 @@ use tower_http::compression::predicate::{NotForContentType, Predicate, SizeAbove
 use crate::api::ErrorCode;
 use crate::engine::Engine;
 use routes::{
-    clicks, clock, conversions, duels, experiments, health, history, interleavings, outcomes,
+    clicks, clock, conversions, duels, experiments, export, health, history, interleavings,
+    outcomes,
 };
 use stack::error::ApiError;
 use stack::{front, route_label};
@@ -56,6 +57,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         )
         .route("/v1/experiments/{id}/matrix", get(experiments::matrix))
         .route("/v1/experiments/{id}/history", get(history::get))
+        .route("/v1/experiments/{id}/outcomes", get(export::outcomes))
+        .route("/v1/experiments/{id}/conversions", get(export::conversions))
         .route(
             "/v1/experiments/{id}/rankers",
             post(experiments::add_ranker),

@@ -6,6 +6,7 @@ pub(crate) mod conversions;
 pub(crate) mod counts;
 pub mod embedded;
 pub(crate) mod experiments;
+pub mod export;
 pub(crate) mod history;
 pub(crate) mod notices;
 pub(crate) mod outcomes;

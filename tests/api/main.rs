@@ -14,6 +14,7 @@ mod convergence;
 mod dashboard_browser;
 mod decisions;
 mod experiments;
+mod export;
 mod history_and_etags;
 mod interleavings_and_clicks;
 mod metrics_and_conversions;

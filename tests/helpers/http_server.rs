@@ -83,6 +83,18 @@ pub async fn spawn_app_with(
 }
 
 impl TestApp {
+    /// A client of a server running elsewhere (another task's), which stopping does not stop.
+    pub fn client_of(base: &str) -> TestApp {
+        TestApp {
+            base: base.to_string(),
+            db_url: String::new(),
+            client: reqwest::Client::new(),
+            key: None,
+            stop: None,
+            task: None,
+        }
+    }
+
     pub fn without_key(mut self) -> Self {
         self.key = None;
         self

@@ -3,6 +3,7 @@
 //! the result of one query, segment counts, and the signed tokens a duel carries.
 
 mod derived;
+mod export_cursor;
 mod metric_verdicts;
 mod pair_results;
 mod segment_counts;
@@ -11,6 +12,7 @@ mod snapshot;
 mod token;
 
 pub use derived::MAX_MATRIX_RANKERS;
+pub use export_cursor::ExportCursor;
 pub use metric_verdicts::{agree, verdicts};
 pub use pair_results::{SetResult, TIE};
 pub use segment_counts::SegmentCells;

@@ -30,6 +30,8 @@ const MULTI_INTERLEAVING_FORMAT: u8 = 4;
 /// First byte of a duel payload that carries a unit hash or a segment: then the inner payload
 /// (format 1 or 3), a flags byte, the unit hash (flag 1) and the segment index (flag 2).
 const CONTEXT_FORMAT: u8 = 5;
+/// First byte of an export cursor's payload: never a token's, so neither is accepted as the other.
+const CURSOR_FORMAT: u8 = 6;
 const HAS_UNIT: u8 = 1;
 const HAS_SEGMENT: u8 = 2;
 /// Bytes of a unit's keyed hash kept in tokens and outcome rows (128 bits: no collisions among
@@ -274,6 +276,32 @@ impl TokenSigner {
         // verify_truncated_left compares in constant time.
         self.mac(payload).verify_truncated_left(tag).ok()?;
         DuelClaims::decode(payload)
+    }
+}
+
+impl TokenSigner {
+    /// An export cursor: `body` after its own format byte, signed with the tokens' secret (which
+    /// all replicas share and which outlives restarts), so a cursor resumes on any replica and a
+    /// forged or altered one is refused.
+    pub fn sign_cursor(&self, body: &[u8]) -> String {
+        let mut bytes = Vec::with_capacity(1 + body.len() + MAC_LEN);
+        bytes.push(CURSOR_FORMAT);
+        bytes.extend_from_slice(body);
+        let tag = self.mac(&bytes).finalize().into_bytes();
+        bytes.extend_from_slice(&tag[..MAC_LEN]);
+        URL_SAFE_NO_PAD.encode(bytes)
+    }
+
+    /// The body of a cursor this service signed, or `None` for anything else (a duel token
+    /// included).
+    pub fn verify_cursor(&self, cursor: &str) -> Option<Vec<u8>> {
+        let bytes = URL_SAFE_NO_PAD.decode(cursor.trim()).ok()?;
+        if bytes.len() <= MAC_LEN + 1 || bytes[0] != CURSOR_FORMAT {
+            return None;
+        }
+        let (payload, tag) = bytes.split_at(bytes.len() - MAC_LEN);
+        self.mac(payload).verify_truncated_left(tag).ok()?;
+        Some(payload[1..].to_vec())
     }
 }
 

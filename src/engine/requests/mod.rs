@@ -5,6 +5,7 @@
 mod conversions;
 mod duels;
 mod experiments;
+mod export;
 mod health;
 mod history;
 mod interleavings;
@@ -15,6 +16,7 @@ mod unit_duels;
 
 pub use conversions::{MAX_CONVERSION_BATCH, check_batch};
 pub use duels::IssuedDuel;
+pub use export::{ExportLabels, ExportPage, export_page, kind_name};
 pub use history::MAX_POINTS;
 pub use interleavings::IssuedInterleaving;
 pub use outcomes::MAX_BATCH;

@@ -6,6 +6,7 @@ pub mod clock;
 pub mod conversions;
 pub mod duels;
 pub mod experiments;
+pub mod export;
 pub mod health;
 pub mod history;
 pub mod interleavings;

@@ -1,0 +1,283 @@
+//! Exports: an experiment's outcome or conversion rows, a page at a time, in the order its owner
+//! applies them, streamed as they are read.
+//!
+//! A page is the first `limit` final rows after its cursor (`store::export`). Final rows are
+//! those below the horizon, and a row that becomes final later sorts after every row final
+//! before it (its transaction id is at or above the old horizon, theirs below it). So the
+//! sequence of final rows only grows at its end: a page read again from the same cursor starts
+//! with the same rows, and the cursor after a page's last row resumes with exactly the rows not
+//! yet exported, whichever replica answers and however many restarts happen in between.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{Semaphore, mpsc};
+
+use crate::api::{ConversionExportRow, ExportFormat, OutcomeExportRow, PairOutcome};
+use crate::engine::model::{ExportCursor, SetResult, TIE};
+use crate::engine::{Engine, EngineError};
+use crate::store::export::{
+    self as store_export, ExportBatch, ExportKind, ExportPosition, ExportedConversion,
+    ExportedOutcome,
+};
+
+/// Pages streamed at once per process: each holds a Postgres connection of its own.
+const CONCURRENT_PAGES: usize = 4;
+static PAGES: Semaphore = Semaphore::const_new(CONCURRENT_PAGES);
+
+/// A reader that takes no rows for this long is dropped, and its page's scan ends.
+const STALLED_READER: Duration = Duration::from_secs(60);
+
+/// Batches read ahead of the reader: the memory a page in flight holds.
+const READ_AHEAD: usize = 4;
+
+/// What the rows' indices name: the experiment's rankers and segment labels.
+pub struct ExportLabels {
+    rankers: Vec<String>,
+    segments: HashMap<i16, String>,
+}
+
+/// One page being streamed.
+pub struct ExportPage {
+    /// Where the next page starts, when more final rows follow this page.
+    pub next: Option<ExportCursor>,
+    /// The position after this page's last row: where an export continues later, for rows
+    /// recorded since.
+    pub resume: ExportCursor,
+    pub labels: Arc<ExportLabels>,
+    /// The rows, in batches; an error ends the page.
+    pub rows: mpsc::Receiver<Result<ExportBatch, EngineError>>,
+}
+
+impl ExportLabels {
+    /// The labels of experiment `id`; `UnknownExperiment` when it does not exist or was deleted.
+    pub async fn read(pool: &sqlx::PgPool, id: i64) -> Result<ExportLabels, EngineError> {
+        let rankers = store_export::ranker_names(pool, id)
+            .await?
+            .ok_or(EngineError::UnknownExperiment(id))?;
+        let segments = store_export::segment_labels(pool, id)
+            .await?
+            .into_iter()
+            .collect();
+        Ok(ExportLabels { rankers, segments })
+    }
+
+    fn name(&self, idx: i32) -> &str {
+        usize::try_from(idx)
+            .ok()
+            .and_then(|i| self.rankers.get(i))
+            .map_or("", String::as_str)
+    }
+
+    /// The header a file of `kind`'s rows starts with (CSV only).
+    pub fn header(kind: ExportKind, format: ExportFormat) -> &'static str {
+        match (kind, format) {
+            (_, ExportFormat::Ndjson) => "",
+            (ExportKind::Outcomes, ExportFormat::Csv) => OutcomeExportRow::CSV_HEADER,
+            (ExportKind::Conversions, ExportFormat::Csv) => ConversionExportRow::CSV_HEADER,
+        }
+    }
+
+    /// Appends a batch of rows in `format`.
+    pub fn write(&self, batch: &ExportBatch, format: ExportFormat, out: &mut Vec<u8>) {
+        match batch {
+            ExportBatch::Outcomes(rows) => {
+                for row in rows {
+                    let row = self.outcome(row);
+                    match format {
+                        ExportFormat::Ndjson => write_json_line(&row, out),
+                        ExportFormat::Csv => row.write_csv(out),
+                    }
+                }
+            }
+            ExportBatch::Conversions(rows) => {
+                for row in rows {
+                    let row = self.conversion(row);
+                    match format {
+                        ExportFormat::Ndjson => write_json_line(&row, out),
+                        ExportFormat::Csv => row.write_csv(out),
+                    }
+                }
+            }
+        }
+    }
+
+    fn outcome<'a>(&'a self, r: &'a ExportedOutcome) -> OutcomeExportRow<'a> {
+        let (rankers, winner, outcomes) = match &r.set {
+            Some((set, results)) => {
+                let set_result = SetResult {
+                    rankers: set.iter().map(|&i| i.max(0) as usize).collect(),
+                    results: results.clone(),
+                };
+                let outcomes: Vec<PairOutcome> = set_result.named(&self.rankers);
+                (
+                    set.iter().map(|&i| self.name(i)).collect(),
+                    None,
+                    Some(outcomes),
+                )
+            }
+            None => (
+                vec![self.name(r.first), self.name(r.second)],
+                Some(r.winner.map_or(TIE, |w| self.name(w))),
+                None,
+            ),
+        };
+        OutcomeExportRow {
+            duel_id: r.duel_id,
+            issued_at: r.issued_at,
+            recorded_at: r.recorded_at,
+            rankers,
+            winner,
+            outcomes,
+            metric: CLICK,
+            unit_hash: r.unit_hash.as_deref().map(hex),
+            segment: r
+                .segment
+                .and_then(|s| self.segments.get(&s))
+                .map(String::as_str),
+        }
+    }
+
+    fn conversion<'a>(&'a self, r: &'a ExportedConversion) -> ConversionExportRow<'a> {
+        ConversionExportRow {
+            duel_id: r.duel_id,
+            metric: &r.metric,
+            event_id: &r.event_id,
+            rankers: [self.name(r.first), self.name(r.second)],
+            document: &r.document,
+            position: r.position,
+            value: r.value,
+            issued_at: r.issued_at,
+            occurred_at: r.occurred_at,
+            recorded_at: r.recorded_at,
+        }
+    }
+}
+
+/// The metric outcome rows are evidence for: the outcome posted, or credited from clicks.
+const CLICK: &str = "click";
+
+fn write_json_line<T: serde::Serialize>(row: &T, out: &mut Vec<u8>) {
+    serde_json::to_writer(&mut *out, row).expect("export rows serialise");
+    out.push(b'\n');
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Starts streaming the page of at most `limit` final rows after `after`: finds its bounds, then
+/// scans its rows on a connection of its own in a task that hands them on as they arrive, at
+/// most [`READ_AHEAD`] batches ahead of the reader (so memory stays flat however large the
+/// export), and stops when the reader goes away or stalls.
+pub async fn export_page(
+    pool: &sqlx::PgPool,
+    labels: Arc<ExportLabels>,
+    kind: ExportKind,
+    experiment: i64,
+    after: ExportPosition,
+    limit: i64,
+) -> Result<ExportPage, EngineError> {
+    let bounds = store_export::page_bounds(pool, kind, experiment, after, limit).await?;
+    let cursor = |at| ExportCursor {
+        kind,
+        experiment,
+        at,
+    };
+    let (tx, rx) = mpsc::channel(READ_AHEAD);
+    let Some(bounds) = bounds else {
+        return Ok(ExportPage {
+            next: None,
+            resume: cursor(after),
+            labels,
+            rows: rx,
+        });
+    };
+    let permit = PAGES.acquire().await.map_err(EngineError::internal)?;
+    let mut conn = store_export::own_connection(pool).await?;
+    tokio::spawn(async move {
+        let _permit = permit;
+        let sender = tx.clone();
+        let scan = store_export::stream_rows(
+            &mut conn,
+            kind,
+            experiment,
+            after,
+            bounds.last,
+            move |batch| {
+                let sender = sender.clone();
+                async move {
+                    matches!(
+                        tokio::time::timeout(STALLED_READER, sender.send(Ok(batch))).await,
+                        Ok(Ok(()))
+                    )
+                }
+            },
+        )
+        .await;
+        if let Err(e) = scan {
+            let _ = tx.send(Err(e.into())).await;
+        }
+    });
+    Ok(ExportPage {
+        next: bounds.more.then(|| cursor(bounds.last)),
+        resume: cursor(bounds.last),
+        labels,
+        rows: rx,
+    })
+}
+
+impl Engine {
+    /// The text of a cursor, signed.
+    pub fn export_cursor_text(&self, cursor: &ExportCursor) -> String {
+        self.signer.sign_cursor(&cursor.encode())
+    }
+
+    /// The position a cursor text names, if this service signed it for this experiment's export
+    /// of `kind`; otherwise why not, for a 400 `invalid_cursor`.
+    pub fn read_export_cursor(
+        &self,
+        experiment: i64,
+        kind: ExportKind,
+        text: &str,
+    ) -> Result<ExportPosition, String> {
+        let cursor = self
+            .signer
+            .verify_cursor(text)
+            .and_then(|body| ExportCursor::decode(&body))
+            .ok_or_else(|| {
+                "after is not a cursor this service issued: pass the cursor of a Link or \
+                 Joust-Cursor header unchanged"
+                    .to_string()
+            })?;
+        if cursor.experiment != experiment || cursor.kind != kind {
+            return Err(format!(
+                "after is a cursor of experiment {}'s {} export, not of this one",
+                cursor.experiment,
+                kind_name(cursor.kind)
+            ));
+        }
+        Ok(cursor.at)
+    }
+
+    /// Starts streaming a page of experiment `id`'s export (see [`export_page`]).
+    pub async fn export(
+        &self,
+        id: i64,
+        kind: ExportKind,
+        after: ExportPosition,
+        limit: i64,
+    ) -> Result<ExportPage, EngineError> {
+        let labels = Arc::new(ExportLabels::read(&self.pool, id).await?);
+        export_page(&self.pool, labels, kind, id, after, limit).await
+    }
+}
+
+/// A kind of rows as the API's paths name it.
+pub fn kind_name(kind: ExportKind) -> &'static str {
+    match kind {
+        ExportKind::Outcomes => "outcomes",
+        ExportKind::Conversions => "conversions",
+    }
+}

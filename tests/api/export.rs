@@ -1,0 +1,486 @@
+//! Exports through HTTP: every recorded outcome once, in pages joined by `Link` headers, as
+//! NDJSON and CSV; exactly the recorded rows while several clients post and across a restart
+//! of the server mid-export (resumed from the cursor, and a page broken off and read again);
+//! the preference matrix recomputed from the rows equals the server's; conversions with their
+//! duels; bad cursors, formats and limits refused.
+
+use crate::helpers::eventually::eventually;
+use crate::helpers::http_server::{TestApp, error_code, spawn_app, spawn_app_on};
+use crate::metrics_and_conversions::{
+    click, conversion, create, purchase_first, shown_list, spawn_with_test_clock,
+};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+/// One page: its status, rows (NDJSON parsed, or CSV lines), `Link` next URL and cursor.
+struct Page {
+    status: StatusCode,
+    content_type: String,
+    rows: Vec<Value>,
+    text: String,
+    next: Option<String>,
+    cursor: Option<String>,
+}
+
+async fn page(app: &TestApp, path: &str, accept: Option<&str>) -> Page {
+    let mut rb = app.client.get(format!("{}{path}", app.base));
+    if let Some(a) = accept {
+        rb = rb.header("accept", a);
+    }
+    let resp = rb.send().await.expect("request");
+    let status = resp.status();
+    let header = |name: &str| {
+        resp.headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_string())
+    };
+    let content_type = header("content-type").unwrap_or_default();
+    let next = header("link").map(|link| {
+        let url = link
+            .strip_prefix('<')
+            .and_then(|l| l.split_once(">; rel=\"next\""))
+            .unwrap_or_else(|| panic!("a Link header of rel=next: {link}"))
+            .0;
+        url.to_string()
+    });
+    let cursor = header("joust-cursor");
+    let text = resp.text().await.unwrap();
+    let rows = if content_type.starts_with("application/x-ndjson") {
+        text.lines()
+            .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Page {
+        status,
+        content_type,
+        rows,
+        text,
+        next,
+        cursor,
+    }
+}
+
+/// Follows `Link` from `first` to the last page; returns every row and the last page's cursor.
+async fn export_all(app: &TestApp, first: &str) -> (Vec<Value>, String, usize) {
+    let mut rows = Vec::new();
+    let mut url = first.to_string();
+    let mut pages = 0;
+    loop {
+        let p = page(app, &url, None).await;
+        assert_eq!(p.status, StatusCode::OK, "{}", p.text);
+        pages += 1;
+        rows.extend(p.rows);
+        match p.next {
+            Some(next) => url = next,
+            None => return (rows, p.cursor.expect("every page has a cursor"), pages),
+        }
+    }
+}
+
+/// Posts `n` outcomes to experiment `id` (a tie every third duel, else one of the two rankers):
+/// returns each duel id with its recorded answer.
+async fn post_outcomes(app: &TestApp, id: i64, n: usize) -> HashMap<String, Value> {
+    let mut recorded = HashMap::new();
+    for i in 0..n {
+        let (token, pair) = app.duel(id).await;
+        let winner = if i % 3 == 0 { "tie" } else { &pair[i % 2] };
+        let (s, b) = app.outcome(&token, winner).await;
+        assert_eq!(s, StatusCode::OK, "{b}");
+        assert_eq!(b["status"], "recorded", "{b}");
+        let mut answer = b.clone();
+        answer["rankers"] = json!(pair);
+        recorded.insert(b["duel_id"].as_str().unwrap().to_string(), answer);
+    }
+    recorded
+}
+
+fn duel_ids(rows: &[Value]) -> Vec<String> {
+    rows.iter()
+        .map(|r| r["duel_id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Asserts that `rows` are exactly the duels of `want`, each once.
+fn assert_exactly(rows: &[Value], want: &HashSet<String>) {
+    let ids = duel_ids(rows);
+    let unique: HashSet<String> = ids.iter().cloned().collect();
+    assert_eq!(unique.len(), ids.len(), "a row was exported twice");
+    let missing: Vec<_> = want.difference(&unique).collect();
+    let extra: Vec<_> = unique.difference(want).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "missing {missing:?}, not recorded {extra:?}"
+    );
+}
+
+#[tokio::test]
+async fn every_recorded_outcome_is_exported_once_in_linked_pages() {
+    let app = spawn_app().await;
+    let id = app
+        .create_experiment(&["a", "b", "c"], json!({"name": "uniform"}))
+        .await;
+    let recorded = post_outcomes(&app, id, 25).await;
+    // A retry is answered `duplicate` and is not a second row.
+    let (token, pair) = app.duel(id).await;
+    let (s, first) = app.outcome(&token, &pair[0]).await;
+    assert_eq!(s, StatusCode::OK, "{first}");
+    let (s, again) = app.outcome(&token, &pair[0]).await;
+    assert_eq!(
+        (s, again["status"].as_str()),
+        (StatusCode::OK, Some("duplicate"))
+    );
+    let mut recorded = recorded;
+    let mut answer = first.clone();
+    answer["rankers"] = json!(pair);
+    recorded.insert(first["duel_id"].as_str().unwrap().to_string(), answer);
+    let want: HashSet<String> = recorded.keys().cloned().collect();
+
+    // Rows become final once every older transaction has ended: poll until all 26 are.
+    let path = format!("/v1/experiments/{id}/outcomes?limit=7");
+    eventually(
+        "every outcome exported",
+        Duration::from_secs(10),
+        || async { export_all(&app, &path).await.0.len() == 26 },
+    )
+    .await;
+    let (rows, cursor, pages) = export_all(&app, &path).await;
+    assert_eq!(pages, 4, "26 rows in pages of 7");
+    assert_exactly(&rows, &want);
+    for row in &rows {
+        let answer = &recorded[row["duel_id"].as_str().unwrap()];
+        assert_eq!(row["rankers"], answer["rankers"], "{row}");
+        assert_eq!(
+            row["winner"], answer["winner"],
+            "{row} recorded as {answer}"
+        );
+        assert_eq!(row["metric"], "click", "{row}");
+        assert_eq!(row["outcomes"], Value::Null, "{row}");
+        assert_eq!(
+            (&row["unit_hash"], &row["segment"]),
+            (&Value::Null, &Value::Null)
+        );
+        let (issued, at) = (
+            row["issued_at"].as_str().unwrap(),
+            row["recorded_at"].as_str().unwrap(),
+        );
+        let time = |t: &str| chrono::DateTime::parse_from_rfc3339(t).unwrap();
+        assert!(time(issued) <= time(at), "{row}");
+    }
+
+    // The first page is the same rows whenever it is read again; the default is NDJSON.
+    let p = page(&app, &format!("/v1/experiments/{id}/outcomes"), None).await;
+    assert_eq!(p.content_type, "application/x-ndjson");
+    assert_eq!(
+        duel_ids(&p.rows),
+        duel_ids(&rows),
+        "the same order on one page"
+    );
+    assert_eq!(p.next, None);
+
+    // CSV, by Accept and by format: a header and one record per row, in the same order.
+    for (path, accept) in [
+        (format!("/v1/experiments/{id}/outcomes"), Some("text/csv")),
+        (format!("/v1/experiments/{id}/outcomes?format=csv"), None),
+    ] {
+        let p = page(&app, &path, accept).await;
+        assert_eq!(p.status, StatusCode::OK, "{}", p.text);
+        assert!(p.content_type.starts_with("text/csv"), "{}", p.content_type);
+        let mut lines = p.text.lines();
+        assert_eq!(
+            lines.next(),
+            Some("duel_id,issued_at,recorded_at,rankers,winner,outcomes,metric,unit_hash,segment")
+        );
+        let ids: Vec<String> = lines
+            .map(|l| l.split(',').next().unwrap().to_string())
+            .collect();
+        assert_eq!(ids, duel_ids(&rows));
+    }
+
+    // The last page's cursor picks up exactly the rows recorded since.
+    let later = format!("/v1/experiments/{id}/outcomes?after={cursor}");
+    let p = page(&app, &later, None).await;
+    assert_eq!((p.status, p.rows.len(), p.next), (StatusCode::OK, 0, None));
+    let more = post_outcomes(&app, id, 3).await;
+    let want_more: HashSet<String> = more.keys().cloned().collect();
+    eventually(
+        "the new outcomes exported",
+        Duration::from_secs(10),
+        || async { page(&app, &later, None).await.rows.len() == 3 },
+    )
+    .await;
+    assert_exactly(&page(&app, &later, None).await.rows, &want_more);
+}
+
+#[tokio::test]
+async fn the_preference_matrix_recomputed_from_the_export_is_the_servers() {
+    let app = spawn_app().await;
+    let names = ["a", "b", "c", "d"];
+    let id = app
+        .create_experiment(&names, json!({"name": "uniform"}))
+        .await;
+    let recorded = post_outcomes(&app, id, 60).await;
+    let want: HashSet<String> = recorded.keys().cloned().collect();
+    let path = format!("/v1/experiments/{id}/outcomes");
+    eventually(
+        "every outcome exported",
+        Duration::from_secs(10),
+        || async { export_all(&app, &path).await.0.len() == want.len() },
+    )
+    .await;
+    let (rows, _, _) = export_all(&app, &path).await;
+    assert_exactly(&rows, &want);
+
+    // wins[i][j]: times i beat j; ties[i][j]: ties between i and j (i != j), as docs/export.md.
+    let (s, m) = app.get(&format!("/v1/experiments/{id}/matrix")).await;
+    assert_eq!(s, StatusCode::OK, "{m}");
+    let order: Vec<String> = serde_json::from_value(m["rankers"].clone()).unwrap();
+    let at = |name: &str| order.iter().position(|n| n == name).unwrap();
+    let k = order.len();
+    let mut wins = vec![vec![0u64; k]; k];
+    let mut ties = vec![vec![0u64; k]; k];
+    for row in &rows {
+        let (a, b) = (
+            row["rankers"][0].as_str().unwrap(),
+            row["rankers"][1].as_str().unwrap(),
+        );
+        match row["winner"].as_str().unwrap() {
+            "tie" if a != b => {
+                ties[at(a)][at(b)] += 1;
+                ties[at(b)][at(a)] += 1;
+            }
+            "tie" => {}
+            w => {
+                let loser = if w == a { b } else { a };
+                wins[at(w)][at(loser)] += 1;
+            }
+        }
+    }
+    assert_eq!(serde_json::to_value(&wins).unwrap(), m["wins"], "wins");
+    assert_eq!(serde_json::to_value(&ties).unwrap(), m["ties"], "ties");
+}
+
+/// Several clients post while an export pages through the rows; the server is restarted mid
+/// export and the export resumes from its cursor on the new one; a page broken off mid-body is
+/// read again and starts with the same rows. In the end the export holds every recorded
+/// outcome exactly once.
+#[tokio::test]
+async fn an_export_beside_posting_clients_and_a_restart_holds_each_row_once() {
+    let db = crate::helpers::postgres::fresh_database().await;
+    let app = spawn_app_on(&db, "").await;
+    let id = app
+        .create_experiment(&["a", "b", "c"], json!({"name": "uniform"}))
+        .await;
+    const CLIENTS: usize = 4;
+    const EACH: usize = 25;
+
+    let mut exported: Vec<Value> = Vec::new();
+    let mut cursor: Option<String> = None;
+    // One page of at most 8 rows from the cursor.
+    async fn step(app: &TestApp, id: i64, cursor: &mut Option<String>, out: &mut Vec<Value>) {
+        let url = match cursor {
+            Some(c) => format!("/v1/experiments/{id}/outcomes?limit=8&after={c}"),
+            None => format!("/v1/experiments/{id}/outcomes?limit=8"),
+        };
+        let p = page(app, &url, None).await;
+        assert_eq!(p.status, StatusCode::OK, "{}", p.text);
+        out.extend(p.rows);
+        *cursor = Some(p.cursor.unwrap());
+    }
+
+    let mut want = HashSet::new();
+    let mut app = app;
+    for phase in 0..2 {
+        let posters: Vec<_> = (0..CLIENTS)
+            .map(|_| {
+                let base = app.base.clone();
+                tokio::spawn(async move {
+                    let client = TestApp::client_of(&base);
+                    post_outcomes(&client, id, EACH).await
+                })
+            })
+            .collect();
+        // Export while they post.
+        while !posters.iter().all(|p| p.is_finished()) {
+            step(&app, id, &mut cursor, &mut exported).await;
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        for p in posters {
+            want.extend(p.await.unwrap().into_keys());
+        }
+        if phase == 0 {
+            // Restart: a new server on the same database, the export continuing from its cursor.
+            app.stop().await;
+            app = spawn_app_on(&db, "").await;
+        }
+    }
+
+    // A page broken off after its first rows, then read again from the same cursor, starts
+    // with the same rows (the final rows only grow at their end).
+    let url = format!(
+        "/v1/experiments/{id}/outcomes?limit=8&after={}",
+        cursor.clone().unwrap()
+    );
+    let again = page(&app, &url, None).await;
+    let mut resp = app
+        .client
+        .get(format!("{}{url}", app.base))
+        .send()
+        .await
+        .unwrap();
+    let first_chunk = resp.chunk().await.unwrap().unwrap_or_default();
+    drop(resp);
+    let broken: Vec<Value> = String::from_utf8_lossy(&first_chunk)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert_eq!(
+        duel_ids(&broken),
+        duel_ids(&again.rows[..broken.len()]),
+        "a page read again starts with the same rows"
+    );
+
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while exported.len() < want.len() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "export stalled at {}",
+            exported.len()
+        );
+        step(&app, id, &mut cursor, &mut exported).await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // And nothing after: one more page from the cursor is empty.
+    step(&app, id, &mut cursor, &mut exported).await;
+    assert_eq!(want.len(), CLIENTS * EACH * 2);
+    assert_exactly(&exported, &want);
+}
+
+#[tokio::test]
+async fn conversions_are_exported_with_their_duels() {
+    let app = spawn_with_test_clock().await;
+    let id = create(&app, purchase_first(), "click").await;
+    let (il, pair, docs) = shown_list(&app, id).await;
+    click(&app, &il, &docs[0]).await;
+    let (s, b) = app
+        .post(
+            "/v1/conversions",
+            conversion(&il, "purchase", &docs[1], "order-1"),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    let path = format!("/v1/experiments/{id}/conversions");
+    eventually(
+        "the conversion exported",
+        Duration::from_secs(10),
+        || async { page(&app, &path, None).await.rows.len() == 1 },
+    )
+    .await;
+    let p = page(&app, &path, None).await;
+    let row = &p.rows[0];
+    assert_eq!(row["duel_id"], b["duel_id"], "{row} vs {b}");
+    assert_eq!(row["metric"], "purchase");
+    assert_eq!(row["event_id"], "order-1");
+    assert_eq!(row["document"], docs[1].as_str());
+    assert_eq!(row["rankers"], json!(pair));
+    // The outcome of the same duel is the outcomes export's, credited to the clicked ranker.
+    let outcomes = page(&app, &format!("/v1/experiments/{id}/outcomes"), None).await;
+    assert_eq!(outcomes.rows.len(), 1);
+    assert_eq!(outcomes.rows[0]["duel_id"], row["duel_id"]);
+    assert_eq!(outcomes.rows[0]["winner"], pair[0].as_str());
+    // A cursor of the outcomes is not one of the conversions.
+    let c = outcomes.cursor.unwrap();
+    let p = page(&app, &format!("{path}?after={c}"), None).await;
+    assert_eq!(p.status, StatusCode::BAD_REQUEST);
+    let body: Value = serde_json::from_str(&p.text).unwrap();
+    assert_eq!(error_code(&body), "invalid_cursor");
+}
+
+#[tokio::test]
+async fn bad_cursors_formats_and_limits_are_refused() {
+    let app = spawn_app().await;
+    let id = app
+        .create_experiment(&["a", "b"], json!({"name": "uniform"}))
+        .await;
+    let other = app
+        .create_experiment(&["a", "b"], json!({"name": "uniform"}))
+        .await;
+    post_outcomes(&app, id, 3).await;
+    let cursor = page(&app, &format!("/v1/experiments/{id}/outcomes"), None)
+        .await
+        .cursor
+        .unwrap();
+    // One character of the cursor changed.
+    let mut altered = cursor.clone().into_bytes();
+    altered[10] = if altered[10] == b'A' { b'B' } else { b'A' };
+    let altered = String::from_utf8(altered).unwrap();
+    let (token, _) = app.duel(id).await;
+    let cases = [
+        (
+            format!("/v1/experiments/{other}/outcomes?after={cursor}"),
+            400,
+            "invalid_cursor",
+        ),
+        (
+            format!("/v1/experiments/{id}/outcomes?after={altered}"),
+            400,
+            "invalid_cursor",
+        ),
+        (
+            format!("/v1/experiments/{id}/outcomes?after=not-a-cursor"),
+            400,
+            "invalid_cursor",
+        ),
+        (
+            format!("/v1/experiments/{id}/outcomes?after={token}"),
+            400,
+            "invalid_cursor",
+        ),
+        (
+            format!("/v1/experiments/{id}/outcomes?format=parquet"),
+            400,
+            "invalid_query",
+        ),
+        (
+            format!("/v1/experiments/{id}/outcomes?limit=0"),
+            400,
+            "invalid_query",
+        ),
+        (
+            format!("/v1/experiments/{id}/outcomes?limit=1000001"),
+            400,
+            "invalid_query",
+        ),
+        (
+            format!("/v1/experiments/{id}/outcomes?limit=ten"),
+            400,
+            "invalid_query",
+        ),
+        (
+            format!("/v1/experiments/{id}/outcomes?page=2"),
+            400,
+            "invalid_query",
+        ),
+        (
+            "/v1/experiments/999999/outcomes".to_string(),
+            404,
+            "unknown_experiment",
+        ),
+        (
+            "/v1/experiments/999999/conversions".to_string(),
+            404,
+            "unknown_experiment",
+        ),
+    ];
+    for (path, status, code) in cases {
+        let (s, b) = app.get(&path).await;
+        assert_eq!(s.as_u16(), status, "{path}: {b}");
+        assert_eq!(error_code(&b), code, "{path}: {b}");
+    }
+    // Nothing changed: the export still holds the three outcomes.
+    let p = page(&app, &format!("/v1/experiments/{id}/outcomes"), None).await;
+    assert_eq!(p.rows.len(), 3);
+}
