@@ -2,6 +2,7 @@
 //! subcommand's work lives in the library (`serve`, `sim`); this layer only turns flags into
 //! calls and results into printed lines.
 
+mod export;
 mod grid;
 mod interleaving_flags;
 mod keygen;
@@ -77,6 +78,9 @@ enum Command {
     SimulateSegments(simulate_segments::SimulateSegmentsArgs),
     /// Print a new random API key (give it to `serve` as scope:KEY in --api-keys).
     Keygen,
+    /// Write an experiment's outcomes or conversions to an NDJSON or CSV file, from a running
+    /// service or straight from its database.
+    Export(export::ExportArgs),
     /// Estimate a preference matrix from learning-to-rank data by simulated interleaved
     /// comparisons (one ranker per feature), in the format `joust simulate --matrix` reads.
     Prefmatrix(PrefmatrixArgs),
@@ -117,6 +121,7 @@ fn run(command: Command) -> anyhow::Result<()> {
         Command::Prefmatrix(args) => prefmatrix::run(args),
         Command::LetorGen(args) => letor_gen::run(args),
         Command::Keygen => keygen::run(),
+        Command::Export(args) => export::run(args),
     }
 }
 

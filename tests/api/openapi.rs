@@ -171,6 +171,28 @@ impl Checker {
                 }
                 value
             }
+            // An export: each line of an NDJSON body matches the row schema; CSV is text.
+            Some(content) if content_type.starts_with("application/x-ndjson") => {
+                let schema = &content["application/x-ndjson"]["schema"];
+                assert!(
+                    schema.is_object(),
+                    "{method} {template}: NDJSON not documented"
+                );
+                for (i, line) in text.lines().enumerate() {
+                    let value: Value = serde_json::from_str(line).unwrap();
+                    if let Err(e) = validate(&self.doc, schema, &value, &format!("line {i}")) {
+                        panic!("{method} {template} {status}: {e}");
+                    }
+                }
+                Value::String(text)
+            }
+            Some(content) if content_type.starts_with("text/csv") => {
+                assert!(
+                    content.get("text/csv").is_some(),
+                    "{method} {template}: CSV not documented"
+                );
+                Value::String(text)
+            }
             Some(_) => {
                 assert!(
                     content_type.starts_with("text/plain"),
@@ -442,6 +464,21 @@ async fn every_operation_matches_the_spec() {
         None,
     )
     .await;
+    // The exports, of this experiment and of the multi-ranker one (whose rows list pairs).
+    let multi = multi_duels.trim_end_matches("/duels").to_string();
+    for (template, path) in [
+        ("/v1/experiments/{id}/outcomes", p("/outcomes")),
+        ("/v1/experiments/{id}/outcomes", format!("{multi}/outcomes")),
+        ("/v1/experiments/{id}/outcomes", p("/outcomes?format=csv")),
+        ("/v1/experiments/{id}/outcomes", p("/outcomes?after=forged")),
+        ("/v1/experiments/{id}/conversions", p("/conversions")),
+        (
+            "/v1/experiments/{id}/conversions",
+            p("/conversions?limit=0"),
+        ),
+    ] {
+        c.call(Method::GET, template, &path, None).await;
+    }
     c.call(Method::GET, "/v1/key", "/v1/key", None).await;
     c.call(
         Method::POST,

@@ -1,0 +1,316 @@
+//! `joust export`: an experiment's outcomes or conversions into an NDJSON or CSV file, from a
+//! running service (following its pages, and reading a page again when its body breaks off) or
+//! straight from its database (the same rows, read by the same code the service runs).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+
+use crate::api::{ExportFormat, MAX_EXPORT_LIMIT};
+use crate::engine::{ExportLabels, export_page};
+use crate::store::export::{ExportKind, ExportPosition};
+
+#[derive(Args)]
+pub struct ExportArgs {
+    /// The experiment's id.
+    #[arg(long)]
+    experiment: i64,
+    /// Export the conversions instead of the outcomes.
+    #[arg(long)]
+    conversions: bool,
+    /// The file to write (`-` for standard output).
+    #[arg(long, short)]
+    out: PathBuf,
+    /// The file's format; by default from the file's extension (`.csv`: CSV, else NDJSON).
+    #[arg(long, value_enum)]
+    format: Option<FormatArg>,
+    /// A running service's base URL, e.g. http://localhost:8080.
+    #[arg(long, conflicts_with = "database_url", required_unless_present = "database_url")]
+    url: Option<String>,
+    /// An API key of read scope, for a service with keys.
+    #[arg(long, env = "JOUST_API_KEY", hide_env_values = true)]
+    api_key: Option<String>,
+    /// Read straight from the service's database instead.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    database_url: Option<String>,
+    /// Continue an export after this cursor (`--url` only: the `Joust-Cursor` printed at the
+    /// end of an earlier export); the file is appended to.
+    #[arg(long, requires = "url")]
+    after: Option<String>,
+    /// Rows per page.
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(i64).range(1..=MAX_EXPORT_LIMIT))]
+    limit: i64,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    Ndjson,
+    Csv,
+}
+
+pub fn run(args: ExportArgs) -> anyhow::Result<()> {
+    let format = match args.format {
+        Some(FormatArg::Ndjson) => ExportFormat::Ndjson,
+        Some(FormatArg::Csv) => ExportFormat::Csv,
+        None if args.out.extension().is_some_and(|e| e == "csv") => ExportFormat::Csv,
+        None => ExportFormat::Ndjson,
+    };
+    let kind = if args.conversions {
+        ExportKind::Conversions
+    } else {
+        ExportKind::Outcomes
+    };
+    let append = args.after.is_some();
+    let mut out: Box<dyn Write> = if args.out.as_os_str() == "-" {
+        Box::new(std::io::stdout().lock())
+    } else {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .append(append)
+            .truncate(!append)
+            .open(&args.out)
+            .with_context(|| format!("cannot open {}", args.out.display()))?;
+        Box::new(file)
+    };
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, &mut out);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let started = Instant::now();
+    let rows = runtime.block_on(async {
+        match &args.url {
+            Some(url) => from_service(&args, url, kind, format, &mut out).await,
+            None => {
+                let db = args.database_url.as_deref().expect("clap requires one source");
+                from_database(db, args.experiment, kind, format, args.limit, &mut out).await
+            }
+        }
+    })?;
+    out.flush()?;
+    let secs = started.elapsed().as_secs_f64();
+    eprintln!(
+        "{rows} rows in {secs:.1} s ({:.0} rows/s)",
+        rows as f64 / secs.max(1e-9)
+    );
+    Ok(())
+}
+
+/// Pages from the service, following `Link`. A body that breaks off (a restart, a dropped
+/// connection) is read again from the same URL after a pause, skipping the rows already
+/// written: the page starts with the same rows. Returns the number of rows written.
+async fn from_service(
+    args: &ExportArgs,
+    base: &str,
+    kind: ExportKind,
+    format: ExportFormat,
+    out: &mut impl Write,
+) -> anyhow::Result<u64> {
+    let client = reqwest::Client::new();
+    let base = base.trim_end_matches('/');
+    let mut path = format!(
+        "/v1/experiments/{}/{}?limit={}&format={}",
+        args.experiment,
+        crate::engine::export_kind_name(kind),
+        args.limit,
+        format.name()
+    );
+    if let Some(after) = &args.after {
+        path.push_str(&format!("&after={after}"));
+    }
+    let mut total = 0u64;
+    let mut header_written = args.after.is_some();
+    let mut resume = None;
+    loop {
+        let mut written = 0u64;
+        let mut attempts = 0;
+        let page = loop {
+            let read = read_page(
+                &client,
+                args,
+                base,
+                &path,
+                format,
+                written,
+                &mut header_written,
+                out,
+            );
+            match read.await {
+                Ok(page) => break page,
+                Err(PageError::Refused(e)) => return Err(e),
+                Err(PageError::Broken(e, rows)) => {
+                    written = rows;
+                    attempts += 1;
+                    if attempts > 30 {
+                        return Err(e.context("the page kept breaking off"));
+                    }
+                    eprintln!("page broke off after {rows} rows ({e:#}); reading it again");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            }
+        };
+        total += page.rows;
+        if page.cursor.is_some() {
+            resume = page.cursor;
+        }
+        match page.next {
+            Some(next) => path = next,
+            None => break,
+        }
+    }
+    if let Some(cursor) = resume {
+        eprintln!("continue later with --after {cursor}");
+    }
+    Ok(total)
+}
+
+struct PageRead {
+    rows: u64,
+    next: Option<String>,
+    cursor: Option<String>,
+}
+
+enum PageError {
+    /// A 4xx: reading again would not help.
+    Refused(anyhow::Error),
+    /// The request or its body failed after `.1` rows of the page were written.
+    Broken(anyhow::Error, u64),
+}
+
+/// Reads one page, writing its whole lines after the first `skip` rows (and the CSV header only
+/// once: `header_written` says whether it was).
+#[allow(clippy::too_many_arguments)]
+async fn read_page(
+    client: &reqwest::Client,
+    args: &ExportArgs,
+    base: &str,
+    path: &str,
+    format: ExportFormat,
+    skip: u64,
+    header_written: &mut bool,
+    out: &mut impl Write,
+) -> Result<PageRead, PageError> {
+    let broken = |e: anyhow::Error, rows| PageError::Broken(e, rows);
+    let mut request = client.get(format!("{base}{path}"));
+    if let Some(key) = &args.api_key {
+        request = request.bearer_auth(key);
+    }
+    let mut response = request
+        .send()
+        .await
+        .map_err(|e| broken(e.into(), skip))?;
+    let status = response.status();
+    if !status.is_success() {
+        let body = response.text().await.unwrap_or_default();
+        let e = anyhow::anyhow!("{status}: {body}");
+        return Err(if status.is_client_error() {
+            PageError::Refused(e)
+        } else {
+            broken(e, skip)
+        });
+    }
+    let header = |name| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
+    let next = header("link").and_then(|l| {
+        l.strip_prefix('<')
+            .and_then(|l| l.split_once(">; rel=\"next\""))
+            .map(|(url, _)| url.to_string())
+    });
+    let cursor = header("joust-cursor");
+    // Lines of the body: the CSV header (first line of a CSV page), then one row each.
+    let mut pending: Vec<u8> = Vec::new();
+    let mut seen_header = format != ExportFormat::Csv;
+    let mut rows = 0u64;
+    loop {
+        let chunk = match response.chunk().await {
+            Ok(Some(chunk)) => chunk,
+            Ok(None) => break,
+            Err(e) => return Err(broken(e.into(), rows.max(skip))),
+        };
+        pending.extend_from_slice(&chunk);
+        let Some(end) = pending.iter().rposition(|&b| b == b'\n') else {
+            continue;
+        };
+        let mut write = |line: &[u8]| -> std::io::Result<()> {
+            if !seen_header {
+                seen_header = true;
+                if !*header_written {
+                    out.write_all(line)?;
+                    *header_written = true;
+                }
+                return Ok(());
+            }
+            rows += 1;
+            if rows > skip {
+                out.write_all(line)?;
+            }
+            Ok(())
+        };
+        for line in pending[..=end].split_inclusive(|&b| b == b'\n') {
+            write(line).map_err(|e| PageError::Refused(e.into()))?;
+        }
+        pending.drain(..=end);
+    }
+    if !pending.is_empty() {
+        return Err(broken(anyhow::anyhow!("the body ended mid-line"), rows.max(skip)));
+    }
+    Ok(PageRead {
+        rows,
+        next,
+        cursor,
+    })
+}
+
+/// Pages straight from the database, by the code the service runs for a page.
+async fn from_database(
+    url: &str,
+    experiment: i64,
+    kind: ExportKind,
+    format: ExportFormat,
+    limit: i64,
+    out: &mut impl Write,
+) -> anyhow::Result<u64> {
+    let pool = crate::store::pool_options()
+        .max_connections(2)
+        .connect(url)
+        .await
+        .context("cannot connect to the database")?;
+    let labels = Arc::new(
+        ExportLabels::read(&pool, experiment)
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?,
+    );
+    out.write_all(ExportLabels::header(kind, format).as_bytes())?;
+    let mut after = ExportPosition::START;
+    let mut total = 0u64;
+    let mut buf = Vec::with_capacity(1 << 20);
+    loop {
+        let mut page = export_page(&pool, labels.clone(), kind, experiment, after, limit)
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        while let Some(batch) = page.rows.recv().await {
+            let batch = batch.map_err(|e| anyhow::anyhow!("{e}"))?;
+            total += match &batch {
+                crate::store::export::ExportBatch::Outcomes(r) => r.len(),
+                crate::store::export::ExportBatch::Conversions(r) => r.len(),
+            } as u64;
+            buf.clear();
+            labels.write(&batch, format, &mut buf);
+            out.write_all(&buf)?;
+        }
+        match page.next {
+            Some(next) => after = next.at,
+            None => break,
+        }
+    }
+    Ok(total)
+}
