@@ -5,6 +5,7 @@ import { duelFromBody, fallbackDuel, type Duel } from "./duel.js";
 import { JoustError, TimeoutError } from "./errors.js";
 import { interleavingFromBody, localInterleaving, type Interleaving } from "./interleaving.js";
 import { OutcomeBuffer, type OutcomeBufferOptions } from "./outcome-buffer.js";
+import { ExportRows, type ExportOptions } from "./export.js";
 import { defaultRetry, withRetry, type RetryOptions } from "./retry.js";
 import { clicksBody, outcomeBody } from "./bodies.js";
 import { Transport } from "./transport.js";
@@ -281,6 +282,18 @@ export class JoustClient {
   async retireRanker(id: number, name: string): Promise<RankerRef> {
     const path = `/v1/experiments/${id}/rankers/${encodeURIComponent(name)}`;
     return (await this.transport.request("DELETE", path)).body as RankerRef;
+  }
+
+  // --- Exports ---------------------------------------------------------------------------
+
+  /** Every recorded outcome of the experiment, oldest first, each once; streamed by pages. */
+  outcomeRows(id: number, options: ExportOptions = {}): ExportRows {
+    return new ExportRows(this.transport, `/v1/experiments/${id}/outcomes`, options);
+  }
+
+  /** Every recorded conversion of the experiment with its duel, as `outcomeRows`. */
+  conversionRows(id: number, options: ExportOptions = {}): ExportRows {
+    return new ExportRows(this.transport, `/v1/experiments/${id}/conversions`, options);
   }
 
   /** The scope of this client's key ("open" when the service has no keys). */

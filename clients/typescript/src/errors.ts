@@ -65,6 +65,8 @@ export const SERVER_ERROR_CODES = [
   "invalid_segment",
   "segment_limit_reached",
   "paging_unsupported",
+  // Exports.
+  "invalid_cursor",
 ] as const;
 
 export type ServerErrorCode = (typeof SERVER_ERROR_CODES)[number];

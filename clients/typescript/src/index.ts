@@ -2,6 +2,8 @@
 // "joust-client/browser" (browser.ts), which has no Node dependencies.
 
 export { JoustClient } from "./client.js";
+export { ExportRows, nextLink } from "./export.js";
+export type { ExportOptions, ExportRow } from "./export.js";
 export type { DuelOptions, JoustClientOptions, PageOptions, Polled } from "./client.js";
 export type { Duel, FallbackReason } from "./duel.js";
 export type { Interleaving } from "./interleaving.js";

@@ -64,6 +64,22 @@ export class Transport {
     }
   }
 
+  /**
+   * A GET whose body the caller streams (an export page): no time limit on the body, which may
+   * take as long as its rows do; a non-2xx answer is read whole and thrown as its typed error.
+   */
+  async stream(path: string, accept: string): Promise<Response> {
+    const headers = { ...this.plainHeaders, accept };
+    let response: Response;
+    try {
+      response = await this.fetchImpl(this.baseUrl + path, { method: "GET", headers });
+    } catch (error) {
+      throw failureOf(error, new AbortController().signal, "GET", path);
+    }
+    if (response.status >= 200 && response.status < 300) return response;
+    throw errorAnswer(response.status, response.headers, await response.text());
+  }
+
   private async exchange(
     method: string,
     path: string,

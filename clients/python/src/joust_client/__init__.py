@@ -9,6 +9,7 @@ buffer.add_clicks(shown, clicked=["doc-3"])                        # never block
 """
 
 from ._buffer_state import OnError, PendingItem
+from ._export import ExportRows
 from .async_buffer import AsyncOutcomeBuffer
 from .async_client import AsyncClient
 from .buffer import OutcomeBuffer
@@ -76,6 +77,7 @@ __all__ = [
     "Experiment",
     "ExperimentPage",
     "ExperimentSummary",
+    "ExportRows",
     "Forbidden",
     "Gone",
     "History",

@@ -1,0 +1,125 @@
+"""Reading an experiment's exported rows (`/outcomes`, `/conversions`) page by page.
+
+Each page is streamed and parsed line by line, so memory stays flat however many rows there are.
+The service lists only final rows, and rows that become final later sort after them, so a page
+read again from the same URL starts with the same rows: a body that breaks off (a restart, a
+dropped connection) is read again, skipping the rows already yielded, and no row is repeated
+or skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+
+from ._responses import error_from_response, error_from_transport
+from .errors import JoustError
+
+NDJSON = "application/x-ndjson"
+
+
+def next_link(header: str | None) -> str | None:
+    """The URL of a `Link: <url>; rel="next"` header, if any."""
+    if not header:
+        return None
+    for part in header.split(","):
+        url, _, params = part.strip().partition(";")
+        if 'rel="next"' in params and url.startswith("<") and url.endswith(">"):
+            return url[1:-1]
+    return None
+
+
+class ExportRows:
+    """Iterates the rows of one export, oldest first, as dicts (fields as the API names them).
+
+    `cursor` is the position after the last whole page read: pass it as `after` to a later
+    export to get only the rows recorded since. A page that breaks off is read again up to
+    `retries` times (waiting `retry_wait` seconds), skipping the rows already yielded.
+    """
+
+    def __init__(
+        self,
+        http: httpx.Client,
+        path: str,
+        params: dict[str, str],
+        *,
+        retries: int,
+        retry_wait: float,
+    ) -> None:
+        self._http = http
+        self._url: str | None = path
+        self._params: dict[str, str] | None = params
+        self._retries = retries
+        self._retry_wait = retry_wait
+        self.cursor: str | None = params.get("after")
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        while self._url is not None:
+            yield from self._page(self._url, self._params)
+
+    def _page(self, url: str, params: dict[str, str] | None) -> Iterator[dict[str, Any]]:
+        yielded = 0
+        failures = 0
+        while True:
+            seen = 0
+            try:
+                with self._http.stream(
+                    "GET", url, params=params, headers={"accept": NDJSON}
+                ) as response:
+                    if response.status_code >= 300:
+                        response.read()
+                        error = error_from_response(response)
+                        if response.status_code < 500:
+                            raise error
+                        raise _Broken(error)
+                    for line in response.iter_lines():
+                        if not line:
+                            continue
+                        seen += 1
+                        if seen > yielded:
+                            yielded = seen
+                            yield json.loads(line)
+                    self.cursor = response.headers.get("joust-cursor", self.cursor)
+                    self._url = next_link(response.headers.get("link"))
+                    self._params = None
+                    return
+            except (httpx.HTTPError, _Broken) as exc:
+                failures += 1
+                if failures > self._retries:
+                    if isinstance(exc, _Broken):
+                        raise exc.error from exc
+                    raise error_from_transport(exc) from exc
+                time.sleep(self._retry_wait)
+
+
+class _Broken(Exception):
+    """A 5xx answer to a page: read it again."""
+
+    def __init__(self, error: JoustError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def export_params(after: str | None, page_size: int | None) -> dict[str, str]:
+    params = {"format": "ndjson"}
+    if after is not None:
+        params["after"] = after
+    if page_size is not None:
+        params["limit"] = str(page_size)
+    return params
+
+
+def data_frame(rows: ExportRows) -> Any:
+    """The rows as a pandas DataFrame; pandas is optional, so it is imported only here."""
+    try:
+        import pandas  # type: ignore[import-not-found,import-untyped,unused-ignore]
+    except ImportError as exc:
+        raise ImportError(
+            "outcomes_frame and conversions_frame need pandas: pip install pandas "
+            "(or iterate iter_outcomes / iter_conversions, which need nothing more)"
+        ) from exc
+    return pandas.DataFrame.from_records(list(rows))
