@@ -29,7 +29,11 @@ pub struct ExportArgs {
     #[arg(long, value_enum)]
     format: Option<FormatArg>,
     /// A running service's base URL, e.g. http://localhost:8080.
-    #[arg(long, conflicts_with = "database_url", required_unless_present = "database_url")]
+    #[arg(
+        long,
+        conflicts_with = "database_url",
+        required_unless_present = "database_url"
+    )]
     url: Option<String>,
     /// An API key of read scope, for a service with keys.
     #[arg(long, env = "JOUST_API_KEY", hide_env_values = true)]
@@ -86,7 +90,10 @@ pub fn run(args: ExportArgs) -> anyhow::Result<()> {
         match &args.url {
             Some(url) => from_service(&args, url, kind, format, &mut out).await,
             None => {
-                let db = args.database_url.as_deref().expect("clap requires one source");
+                let db = args
+                    .database_url
+                    .as_deref()
+                    .expect("clap requires one source");
                 from_database(db, args.experiment, kind, format, args.limit, &mut out).await
             }
         }
@@ -199,10 +206,7 @@ async fn read_page(
     if let Some(key) = &args.api_key {
         request = request.bearer_auth(key);
     }
-    let mut response = request
-        .send()
-        .await
-        .map_err(|e| broken(e.into(), skip))?;
+    let mut response = request.send().await.map_err(|e| broken(e.into(), skip))?;
     let status = response.status();
     if !status.is_success() {
         let body = response.text().await.unwrap_or_default();
@@ -261,13 +265,12 @@ async fn read_page(
         pending.drain(..=end);
     }
     if !pending.is_empty() {
-        return Err(broken(anyhow::anyhow!("the body ended mid-line"), rows.max(skip)));
+        return Err(broken(
+            anyhow::anyhow!("the body ended mid-line"),
+            rows.max(skip),
+        ));
     }
-    Ok(PageRead {
-        rows,
-        next,
-        cursor,
-    })
+    Ok(PageRead { rows, next, cursor })
 }
 
 /// Pages straight from the database, by the code the service runs for a page.

@@ -219,8 +219,9 @@ pub enum ExportBatch {
 }
 
 /// Rows handed on at a time: large enough that the hand-over costs little per row, small
-/// enough that a page in flight holds a few hundred kilobytes.
-pub const BATCH_ROWS: usize = 1024;
+/// enough that encoding one batch holds a runtime thread well under a millisecond, and that a
+/// page in flight holds a few hundred kilobytes.
+pub const BATCH_ROWS: usize = 256;
 
 /// A connection of its own for one page's scan, outside the pool: a page streams for as long as
 /// its reader takes, and the requests the pool serves must not wait for it.

@@ -200,6 +200,18 @@ async fn every_recorded_outcome_is_exported_once_in_linked_pages() {
         assert_eq!(ids, duel_ids(&rows));
     }
 
+    // Gzipped for a client that accepts it, and whole.
+    let gzipped = app
+        .client
+        .get(format!("{}/v1/experiments/{id}/outcomes", app.base))
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gzipped.headers()["content-encoding"], "gzip");
+    let bytes = gzipped.bytes().await.expect("the whole gzipped body");
+    assert!(!bytes.is_empty());
+
     // The last page's cursor picks up exactly the rows recorded since.
     let later = format!("/v1/experiments/{id}/outcomes?after={cursor}");
     let p = page(&app, &later, None).await;

@@ -152,7 +152,8 @@ fn body(
             Some((item, rows))
         }
     });
-    Body::from_stream(futures_util::stream::iter(first).chain(batches))
+    // Fused: the compression layer polls the body once more after its end.
+    Body::from_stream(futures_util::stream::iter(first).chain(batches).fuse())
 }
 
 use futures_util::StreamExt as _;
