@@ -17,6 +17,10 @@
 //! (RMED's comparison of each candidate with the leader, so that an arm the draws neglect is
 //! still shown to lose). There is no switch between strategies: the candidate set is RUCB's when
 //! some arm is beaten by no other and CCB's when every arm is, one rule for both cases.
+//! Measured in docs/results.md#auto-version-4: on 64 cells of generated matrices it was not
+//! developed on, within 3x of the best policy of each cell at 10^4, 10^5 and 10^6 duels except in
+//! four cells without a Condorcet winner (up to 12.6x), with accuracy at 10^6 never below a
+//! baseline's.
 //!
 //! **Version 3: DTS up to `copeland_max_arms` active rankers (256), tuned MergeDTS above.**
 //! Chosen by its worst case, not its typical case. `joust grid` runs policies
