@@ -247,7 +247,8 @@ pub struct Auto {
     pub merge: Option<Box<MergeDts>>,
     /// Version 4: Copeland sparring chooses every duel (the fields above stay as they started).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub linear: Option<CopelandSparring>,
+    /// Boxed, as `merge` is: its cache is large next to the other variants of a policy state.
+    pub linear: Option<Box<CopelandSparring>>,
     #[serde(skip)]
     sampler: Cached<Synced>,
 }
@@ -277,7 +278,7 @@ impl Auto {
             _ => (None, Some(Box::new(MergeDts::new(merge_params(), k, rng)))),
         };
         Auto {
-            linear: (params.version >= 4).then(CopelandSparring::new),
+            linear: (params.version >= 4).then(|| Box::new(CopelandSparring::new())),
             merge,
             params,
             contending: vec![true; k],
