@@ -82,9 +82,15 @@ fn main() {
         ("merge_rucb:alpha=0.262144,batch_size=8,c=400000", 2_000_000),
         ("merge_rucb:alpha=0.262144,batch_size=8,c=400000", 200_000),
         ("dts:alpha=0.2097152", 20_000),
-        // The default (version 3: DTS with alpha 0.51 at this size) and version 2.
-        ("auto", 20_000),
-        ("auto:confirmation=false", 20_000),
+        // The default (version 4, Copeland sparring) fresh (1,000 steps) and trained, with and
+        // without the decision layer, beside tuned MergeDTS at the same points.
+        ("auto", 1_000),
+        ("merge_dts:alpha=0.262144,batch_size=16,c=4000000", 1_000),
+        ("auto", 2_000_000),
+        ("auto:confirmation=false", 2_000_000),
+        // Version 3 (DTS with alpha 0.51 at this size) and version 2.
+        ("auto:version=3", 20_000),
+        ("auto:version=3,confirmation=false", 20_000),
         ("auto:version=2", 200_000),
         ("auto:version=2,confirmation=false", 200_000),
     ] {

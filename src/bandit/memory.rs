@@ -13,7 +13,7 @@
 //! | `rucb` | O(K^2) | mean, 1/n and tau per pair, `f64`: 24 bytes per pair |
 //! | `multi_sbm` | O(K^2) | a single-armed learner per left ranker, created on first use: up to 24 bytes per pair |
 //! | `merge_dts` | O(K·B) | one DTS table per batch of B rankers: 16·B bytes per ranker |
-//! | `auto` | O(K^2) up to `copeland_max_arms` rankers, O(K·B) above (version 3) | version 3: DTS's tables up to 256 rankers, MergeDTS's (B = 16) above; version 2: DTS's tables once it takes over, O(K) above 256 |
+//! | `auto` | O(K) (version 4, the default); O(K^2) up to `copeland_max_arms` rankers, O(K·B) above (version 3) | version 4: a few counters per ranker, its cache too; version 3: DTS's tables up to 256 rankers, MergeDTS's (B = 16) above; version 2: DTS's tables once it takes over, O(K) above 256 |
 //! | every other policy | O(K) | a few counters per ranker |
 //!
 //! The per-ranker and per-pair figures are upper bounds checked by `tests/policies/memory_estimate.rs`
@@ -88,8 +88,11 @@ mod tests {
             "O(K^2)"
         );
         // Version 3 is DTS up to copeland_max_arms, MergeDTS with batches of 16 above.
-        assert_eq!(growth("auto", 256), "O(K^2)");
-        assert_eq!(growth("auto", 257), "O(K·B)");
+        assert_eq!(growth("auto:version=3", 256), "O(K^2)");
+        assert_eq!(growth("auto:version=3", 257), "O(K·B)");
+        // Version 4, the default, keeps a few counters per ranker at any size.
+        assert_eq!(growth("auto", 256), "O(K)");
+        assert_eq!(growth("auto", 5000), "O(K)");
     }
 
     #[test]

@@ -8,6 +8,7 @@
 #[allow(dead_code)]
 mod helpers;
 
+mod auto_version_4;
 mod filter_beat_the_mean_rmed_rex3;
 mod memory_estimate;
 mod multi_dueling;

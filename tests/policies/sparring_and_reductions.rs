@@ -137,9 +137,12 @@ fn auto_version_3_is_dts_up_to_copeland_max_arms_and_tuned_merge_dts_above() {
     let m = scenarios::cycle();
     let merge = PolicySpec::parse_cli("merge_dts:alpha=0.262144,batch_size=16").unwrap();
     for (auto, same) in [
-        (PolicySpec::new("auto"), PolicySpec::new("dts")),
         (
-            PolicySpec::parse_cli("auto:copeland_max_arms=19").unwrap(),
+            PolicySpec::parse_cli("auto:version=3").unwrap(),
+            PolicySpec::new("dts"),
+        ),
+        (
+            PolicySpec::parse_cli("auto:version=3,copeland_max_arms=19").unwrap(),
             merge,
         ),
     ] {
@@ -163,7 +166,7 @@ fn auto_version_3_is_dts_up_to_copeland_max_arms_and_tuned_merge_dts_above() {
 fn auto_version_3_moves_from_dts_to_merge_dts_when_rankers_are_added_past_its_limit() {
     // copeland_max_arms 6: DTS chooses for up to 6 active arms; a seventh makes MergeDTS take
     // over from the win matrix, with the retired arm left out, and the state still round-trips.
-    let spec = PolicySpec::parse_cli("auto:copeland_max_arms=6").unwrap();
+    let spec = PolicySpec::parse_cli("auto:version=3,copeland_max_arms=6").unwrap();
     let mut rng = BanditRng::seed_from_u64(9);
     let mut state = BanditState::new(&spec, 6, TieRule::Ignore, &mut rng).unwrap();
     for _ in 0..500 {
@@ -485,7 +488,7 @@ fn parameters_have_the_papers_defaults_and_are_validated() {
         "multi_sbm:window=0",
         "multi_sbm:alpha=0",
         "auto:slack=-1",
-        "auto:version=4",
+        "auto:version=5",
         "auto:challenge_draws=65",
     ] {
         let spec = PolicySpec::parse_cli(bad).unwrap();

@@ -2,6 +2,7 @@
 
 pub mod auto;
 pub mod beat_the_mean;
+pub mod copeland_sparring;
 pub mod doubler;
 pub mod dts;
 pub mod interleaved_filter;

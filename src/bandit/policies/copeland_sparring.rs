@@ -1,0 +1,461 @@
+//! Copeland sparring: `auto` version 4's duels (module docs of [`super::auto`] say why), at O(K)
+//! memory and at most O(K) work per duel and per outcome (amortised; see "Cost").
+//!
+//! The rule, from RUCB (Zoghi et al. 2014), its Copeland form CCB (Zoghi et al. 2015) and DTS
+//! (Wu and Liu 2016), with their relative confidence bounds
+//! `u_ij = w_ij / n_ij + sqrt(alpha L / n_ij)` ([`crate::bandit::stats::ucb`], alpha = 0.51, a
+//! pair never compared has u = 1) and `l_ij = 1 - u_ji`:
+//! 1. **Candidates**: `C` = the active arms with the fewest *confirmed losses* (arms `j` with
+//!    `u_ij < 1/2`, i.e. `l_ji > 1/2`), i.e. the largest optimistic Copeland score. With a
+//!    Condorcet winner this is RUCB's candidate set (arms no arm confidently beats); without one
+//!    it is CCB's and DTS's (the arms that may still be Copeland winners).
+//! 2. **The drawn arm**: one Thompson draw over `C` of Self-Sparring's per-arm posteriors
+//!    Beta(wins + 1, losses + 1) (all its duels against active arms; a self-duel counts half a
+//!    win and half a loss), drawn exactly by [`ArgmaxSampler`], which touches only the arms that
+//!    could win the draw. Where Borda and Condorcet agree (MSLR) this exploits as Self-Sparring
+//!    does; where they disagree, `C` is what keeps the draw on arms that may be the winner.
+//! 3. **Exploration, half of the steps** (when `C` has more than one arm): RUCB's uniform pick
+//!    of a candidate `c`; if `c` is not the drawn arm and their pair is not resolved (neither is
+//!    confirmed to beat the other), the duel is (drawn, c): RMED's comparison of a candidate with
+//!    the leader, which costs about c's own gap rather than two, and shows an arm that the
+//!    draws neglect to lose. Otherwise `c` becomes the first arm of step 4.
+//! 4. **Rival** of the first arm `c` (the drawn arm on the other half), as in RUCB and CCB: the
+//!    arm `j` with the largest value among those **not confirmed to beat `c`** (`l_jc <= 1/2`:
+//!    DTS's exclusion in its second step, which keeps a Copeland winner that loses to a few arms
+//!    from being compared with them for ever), the value being u_jc for a candidate and the
+//!    empirical preference w_jc / n_jc for an arm out of `C` (RMED's rule: an arm already shown
+//!    to lose to some arm is compared with `c` only while it empirically beats `c`), 1 for a pair
+//!    never compared; the lowest index among equals. While some pair of `c` was never compared,
+//!    one of those is picked at random instead (a few random probes, then the rule above). If no
+//!    rival has a value above 1/2, nothing is left that may beat `c`: it duels itself, at no
+//!    regret if it is the winner.
+//!
+//! **Time.** `L = ln T̄`, with `T̄` the smallest power of two above the outcomes heard so far
+//! (self-duels included, as a time step): a bound is never narrower than with `ln t`, so every
+//! "confirmed" statement holds with at least the confidence of DTS's and RUCB's, and the bounds,
+//! hence the candidate set and the rivals, change only through the pair an outcome touched,
+//! except once per doubling of `t`, when everything is recomputed.
+//!
+//! **What it guarantees.** Through the confidence bounds, as RUCB's and CCB's analyses use
+//! them (Zoghi et al. 2014, Lemma 1; Zoghi et al. 2015): with alpha > 1/2, with probability at
+//! least 1 - delta every bound holds for every pair from a time C(delta) on. On that event:
+//! (a) a Condorcet winner is never confirmed to lose, so it is always a candidate (and the
+//! champion report's belief, the most played candidate, can only be it once the others are out);
+//! (b) an arm that some arm beats leaves `C` once that pair is resolved, and since the winner
+//! is a candidate and is the rival of last resort of every candidate it beats, every other arm
+//! leaves after O(ln T / gap^2) comparisons of its pairs; without a Condorcet winner, an arm
+//! whose Copeland score is below the best leaves once enough of its pairs are resolved, and a
+//! Copeland winner is never again compared with an arm confirmed to beat it, so self-duels of
+//! the Copeland winners are what remains. Regret is then O(K^2 ln T / gap_min^2), the order of
+//! RUCB's and CCB's bounds (not RMED's asymptotically optimal K ln T, nor DTS's
+//! K ln T + K^2 ln ln T). What is not proven: the empirical values of step 4 for arms out of
+//! `C` can leave a pair unexamined while its mean is on the wrong side of 1/2; what reopens it
+//! is RMED's mechanism, the bounds widening with ln T̄ until the arm is a candidate again. A pair
+//! nearly tied at 1/2 costs up to 1/gap^2 duels, as for every policy of this kind.
+//!
+//! **Cost.** The persisted state is empty: everything above is a function of the win matrix and
+//! the outcomes heard, kept in a cache ([`Cached`]) rebuilt by `warm`, so a state read from the
+//! database chooses exactly as the live one. Per duel: one exact Thompson draw over `C` (a
+//! handful of Beta draws once the posteriors separate, at most |C|) and an O(1) look-up of the
+//! rival (plus up to four random probes while the first arm has pairs never compared). Per
+//! outcome: O(1) for the pair's bounds, two updates of the Thompson sampler (O(K) at worst, a
+//! sorted insert), and a rescan of one arm's column (O(K)) only when its cached rival's bound
+//! fell; O(K) when the fewest confirmed losses changes, which happens at most K times between
+//! doublings; O(K^2) once per doubling of `t`, which is O(K^2 / t) per outcome amortised.
+//! Without a cache (a state not warmed), `select` computes what it needs from the win matrix
+//! in O(K^2), choosing the same.
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use crate::bandit::stats::cached::{Cached, evidence_total};
+use crate::bandit::stats::thompson_argmax::{ArgmaxSampler, with_self_duels};
+use crate::bandit::stats::ucb::{threshold, ucb};
+use crate::bandit::{Arm, Pair, TieRule, View};
+
+/// RUCB's, CCB's and DTS's alpha: above the 1/2 their analyses need.
+pub const ALPHA: f64 = 0.51;
+
+/// Random probes for a pair never compared before the cached rival is taken.
+const PROBES: usize = 4;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CopelandSparring {
+    /// Outcomes heard (wins, ties that count, self-duels): the t of the confidence bounds.
+    pub heard: u64,
+    #[serde(skip)]
+    cache: Cached<Derived>,
+}
+
+/// The arm of a column with the largest value (the lowest index among equals), that value, and
+/// a bound on every other arm's value: while the rival's own value stays above it, no rescan of
+/// the column is needed to know that it is still the rival.
+#[derive(Clone, Copy, Debug)]
+struct Rival {
+    arm: Option<Arm>,
+    value: f64,
+    others_at_most: f64,
+}
+
+const NO_RIVAL: Rival = Rival {
+    arm: None,
+    value: f64::NEG_INFINITY,
+    others_at_most: f64::NEG_INFINITY,
+};
+
+/// Everything the policy derives from the win matrix and `heard`.
+#[derive(Clone, Debug)]
+struct Derived {
+    /// (arms, evidence recorded, heard) when it was last brought up to date: a tie the policy
+    /// does not hear of (ties ignored) changes none of them, nor anything the cache holds.
+    stamp: (usize, u64, u64),
+    /// ln T̄.
+    log_term: f64,
+    /// Per arm: score and comparisons against active arms (Self-Sparring's posterior counts).
+    wins: Vec<f64>,
+    plays: Vec<f64>,
+    /// Per arm: active arms that confidently beat it (u_ij < 1/2).
+    lost: Vec<u32>,
+    /// The fewest confirmed losses of an active arm: the candidates have exactly this many.
+    fewest: u32,
+    /// How many active arms have `fewest` confirmed losses (the candidates).
+    candidates: usize,
+    /// Per arm: active arms it was never compared with.
+    unexplored: Vec<u32>,
+    /// Per arm c: its rival (step 4 of the module docs).
+    rival: Vec<Rival>,
+    /// Thompson draws over the candidates.
+    sampler: ArgmaxSampler,
+}
+
+fn stamp(view: &View, heard: u64) -> (usize, u64, u64) {
+    (view.k(), evidence_total(view), heard)
+}
+
+/// ln of the smallest power of two above `heard` (at least 2).
+fn log_term(heard: u64) -> f64 {
+    ((heard + 1).max(2).next_power_of_two() as f64).ln()
+}
+
+/// Whether `j` is confirmed to beat `i` (u_ij < 1/2).
+#[inline]
+fn confirmed_loss(view: &View, i: Arm, j: Arm, log_term: f64) -> bool {
+    log_term < threshold(view.score(i, j), view.count(i, j), ALPHA)
+}
+
+impl Derived {
+    fn build(view: &View, heard: u64) -> Derived {
+        let k = view.k();
+        let log_term = log_term(heard);
+        let mut d = Derived {
+            stamp: stamp(view, heard),
+            log_term,
+            wins: vec![0.0; k],
+            plays: vec![0.0; k],
+            lost: vec![0; k],
+            fewest: 0,
+            candidates: 0,
+            unexplored: vec![0; k],
+            rival: vec![NO_RIVAL; k],
+            sampler: ArgmaxSampler::build(k, |_| None),
+        };
+        for i in view.active_arms() {
+            for j in view.active_arms().filter(|&j| j != i) {
+                let n = view.count(i, j);
+                d.wins[i] += view.score(i, j);
+                d.plays[i] += n;
+                d.lost[i] += confirmed_loss(view, i, j, log_term) as u32;
+                d.unexplored[i] += (n <= 0.0) as u32;
+            }
+        }
+        (d.fewest, d.candidates) = d.fewest_losses(view);
+        d.rebuild_candidates(view);
+        d
+    }
+
+    /// Everything that depends on which arms are candidates: O(K^2).
+    fn rebuild_candidates(&mut self, view: &View) {
+        for c in view.active_arms() {
+            self.rescan_rival(view, c);
+        }
+        self.sampler = ArgmaxSampler::build(view.k(), |a| self.posterior(view, a));
+    }
+
+    /// `arm` became a candidate or stopped being one, the fewest losses unchanged: its value
+    /// changed in every column.
+    fn candidate_changed(&mut self, view: &View, arm: Arm) {
+        for c in view.active_arms().filter(|&c| c != arm) {
+            self.offer_rival(view, c, arm);
+        }
+    }
+
+    /// The fewest confirmed losses of an active arm, and how many arms have that many.
+    fn fewest_losses(&self, view: &View) -> (u32, usize) {
+        let mut fewest = (u32::MAX, 0);
+        for a in view.active_arms() {
+            match self.lost[a].cmp(&fewest.0) {
+                std::cmp::Ordering::Less => fewest = (self.lost[a], 1),
+                std::cmp::Ordering::Equal => fewest.1 += 1,
+                std::cmp::Ordering::Greater => {}
+            }
+        }
+        fewest
+    }
+
+    fn is_candidate(&self, view: &View, arm: Arm) -> bool {
+        view.is_active(arm) && self.lost[arm] == self.fewest
+    }
+
+    /// The first arm's Thompson posterior, `None` outside the candidates.
+    fn posterior(&self, view: &View, arm: Arm) -> Option<(f64, f64)> {
+        let (w, n) = (self.wins[arm], self.plays[arm]);
+        with_self_duels(
+            view,
+            arm,
+            self.is_candidate(view, arm),
+            w + 1.0,
+            n - w + 1.0,
+        )
+    }
+
+    /// The value `j` offers as a rival of `c`: `None` if `j` is confirmed to beat `c`; else u_jc
+    /// for a candidate, the empirical preference for an arm out of the candidates (1 for a pair
+    /// never compared).
+    #[inline]
+    fn rival_value(&self, view: &View, j: Arm, c: Arm) -> Option<f64> {
+        if confirmed_loss(view, c, j, self.log_term) {
+            return None;
+        }
+        let (score, count) = (view.score(j, c), view.count(j, c));
+        Some(if self.is_candidate(view, j) {
+            ucb(score, count, ALPHA, self.log_term)
+        } else if count > 0.0 {
+            score / count
+        } else {
+            1.0
+        })
+    }
+
+    /// Recomputes c's rival from its column: the largest u_jc, the lowest index among equals.
+    fn rescan_rival(&mut self, view: &View, c: Arm) {
+        let mut best = NO_RIVAL;
+        for j in view.active_arms().filter(|&j| j != c) {
+            if let Some(v) = self.rival_value(view, j, c) {
+                if v > best.value {
+                    best.others_at_most = best.value;
+                    best.arm = Some(j);
+                    best.value = v;
+                } else {
+                    best.others_at_most = best.others_at_most.max(v);
+                }
+            }
+        }
+        self.rival[c] = best;
+    }
+
+    /// The entry of `j` in c's column changed: keep the rival in step with a full rescan.
+    fn offer_rival(&mut self, view: &View, c: Arm, j: Arm) {
+        let value = self.rival_value(view, j, c);
+        let best = &mut self.rival[c];
+        if best.arm == Some(j) {
+            match value {
+                Some(v) if v > best.others_at_most => best.value = v,
+                _ => self.rescan_rival(view, c),
+            }
+            return;
+        }
+        match value {
+            Some(v) if v > best.value || (v == best.value && best.arm.is_none_or(|b| j < b)) => {
+                best.others_at_most = best.others_at_most.max(best.value);
+                best.arm = Some(j);
+                best.value = v;
+            }
+            Some(v) => best.others_at_most = best.others_at_most.max(v),
+            None => {}
+        }
+    }
+
+    /// A counted result between `a` and `b`: `a` gained `gain_a` (1, 1/2 or 0) of it.
+    fn learn(&mut self, view: &View, a: Arm, b: Arm, gain_a: f64) {
+        let (score_a, n) = (view.score(a, b), view.count(a, b));
+        let was_a = self.log_term < threshold(score_a - gain_a, n - 1.0, ALPHA);
+        let was_b = self.log_term < threshold(n - score_a - (1.0 - gain_a), n - 1.0, ALPHA);
+        let now_a = confirmed_loss(view, a, b, self.log_term);
+        let now_b = confirmed_loss(view, b, a, self.log_term);
+        let was_candidate = [self.is_candidate(view, a), self.is_candidate(view, b)];
+        self.lost[a] = self.lost[a] + now_a as u32 - was_a as u32;
+        self.lost[b] = self.lost[b] + now_b as u32 - was_b as u32;
+        self.wins[a] += gain_a;
+        self.wins[b] += 1.0 - gain_a;
+        self.plays[a] += 1.0;
+        self.plays[b] += 1.0;
+        if n == 1.0 {
+            self.unexplored[a] -= 1;
+            self.unexplored[b] -= 1;
+        }
+        let (fewest, candidates) = self.fewest_losses(view);
+        self.candidates = candidates;
+        if fewest != self.fewest {
+            // The candidate set changed as a whole.
+            self.fewest = fewest;
+            return self.rebuild_candidates(view);
+        }
+        for (arm, was) in [(a, was_candidate[0]), (b, was_candidate[1])] {
+            let is = self.is_candidate(view, arm);
+            if is != was {
+                self.candidate_changed(view, arm);
+            }
+            let p = self.posterior(view, arm);
+            self.sampler.set(arm, p);
+        }
+        self.offer_rival(view, a, b);
+        self.offer_rival(view, b, a);
+    }
+
+    fn select<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Pair {
+        let drawn = self
+            .sampler
+            .sample(rng)
+            .or_else(|| view.active_arms().next())
+            .expect("an experiment has an active arm");
+        let mut first = drawn;
+        if self.candidates > 1 && rng.random::<bool>() {
+            // RUCB's other half: a candidate uniformly at random (in index order), against the
+            // drawn one while their pair is unresolved (RMED's comparison with the leader).
+            let r = rng.random_range(0..self.candidates);
+            if let Some(c) = view
+                .active_arms()
+                .filter(|&a| self.lost[a] == self.fewest)
+                .nth(r)
+            {
+                let resolved = confirmed_loss(view, c, drawn, self.log_term)
+                    || confirmed_loss(view, drawn, c, self.log_term);
+                if c != drawn && !resolved {
+                    return Pair::new(drawn, c);
+                }
+                first = c;
+            }
+        }
+        if self.unexplored[first] > 0 {
+            for _ in 0..PROBES {
+                let j = rng.random_range(0..view.k());
+                if j != first && view.is_active(j) && view.count(first, j) <= 0.0 {
+                    return Pair::new(first, j);
+                }
+            }
+        }
+        match self.rival[first] {
+            Rival {
+                arm: Some(j),
+                value,
+                ..
+            } if value > 0.5 => Pair::new(first, j),
+            _ => Pair::new(first, first),
+        }
+    }
+}
+
+impl CopelandSparring {
+    pub fn new() -> Self {
+        CopelandSparring::default()
+    }
+
+    fn fresh(&self, view: &View) -> Option<&Derived> {
+        self.cache
+            .0
+            .as_ref()
+            .filter(|d| d.stamp == stamp(view, self.heard))
+    }
+
+    /// Brings the cache up to date (`warm`).
+    pub fn warm(&mut self, view: &View) {
+        self.cache = Cached(Some(Derived::build(view, self.heard)));
+    }
+
+    pub fn select<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Pair {
+        match self.fresh(view) {
+            Some(d) => d.select(view, rng),
+            None => Derived::build(view, self.heard).select(view, rng),
+        }
+    }
+
+    /// A result between distinct active arms `a` and `b`, `a` gaining `gain_a` of it, now in the
+    /// win matrix.
+    pub fn learn(&mut self, view: &View, a: Arm, b: Arm, gain_a: f64) {
+        let before = (view.k(), evidence_total(view).wrapping_sub(1), self.heard);
+        self.heard += 1;
+        let incremental = log_term(self.heard) == log_term(self.heard - 1);
+        match self.cache.0.as_mut() {
+            Some(d) if incremental && d.stamp == before => {
+                d.learn(view, a, b, gain_a);
+                d.stamp = stamp(view, self.heard);
+            }
+            _ => self.warm(view),
+        }
+    }
+
+    /// A self-duel of `arm` (or a tie not counted as evidence): a time step, and half a win and
+    /// half a loss in the arm's Thompson posterior.
+    pub fn self_duel(&mut self, view: &View, arm: Arm) {
+        // Under half-win ties the self-duel is evidence recorded (a tie), otherwise not.
+        let recorded = evidence_total(view) - (view.ties == TieRule::HalfWin) as u64;
+        let before = (view.k(), recorded, self.heard);
+        self.heard += 1;
+        let incremental = log_term(self.heard) == log_term(self.heard - 1);
+        match self.cache.0.as_mut() {
+            Some(d) if incremental && d.stamp == before => {
+                let p = d.posterior(view, arm);
+                d.sampler.set(arm, p);
+                d.stamp = stamp(view, self.heard);
+            }
+            _ => self.warm(view),
+        }
+    }
+
+    /// The candidates: the active arms with the fewest confirmed losses.
+    pub fn candidates(&self, view: &View) -> Vec<Arm> {
+        let built;
+        let d = match self.fresh(view) {
+            Some(d) => d,
+            None => {
+                built = Derived::build(view, self.heard);
+                &built
+            }
+        };
+        view.active_arms()
+            .filter(|&a| d.is_candidate(view, a))
+            .collect()
+    }
+
+    /// The candidate that took part in the most duels (self-duels included), the lowest index
+    /// among equals.
+    pub fn belief(&self, view: &View) -> Option<Arm> {
+        let built;
+        let d = match self.fresh(view) {
+            Some(d) => d,
+            None => {
+                built = Derived::build(view, self.heard);
+                &built
+            }
+        };
+        view.active_arms()
+            .filter(|&a| d.is_candidate(view, a))
+            .map(|a| (a, d.plays[a] + view.wins.ties(a, a) as f64))
+            .fold(None, |best: Option<(Arm, f64)>, (a, n)| match best {
+                Some((_, m)) if m >= n => best,
+                _ => Some((a, n)),
+            })
+            .map(|(a, _)| a)
+    }
+
+    /// The number of candidates and the arms' confirmed losses, as the cache holds them (for
+    /// tests of its bookkeeping; `None` without a fresh cache).
+    pub fn cached_losses(&self, view: &View) -> Option<Vec<u32>> {
+        self.fresh(view).map(|d| d.lost.clone())
+    }
+
+    /// The losses recomputed from the win matrix (what the cache must equal).
+    pub fn losses_from_scratch(&self, view: &View) -> Vec<u32> {
+        Derived::build(view, self.heard).lost
+    }
+}
