@@ -171,11 +171,6 @@ async fn a_rebinding_name_never_reaches_the_inside() {
     options.webhooks.attempt_timeout = Duration::from_secs(1);
     let app = http_server::spawn_app_with(&db, "", options).await;
     let id = conclude_with_webhook(&app, &format!("http://rebind.test:{port}/hook")).await;
-    assert_eq!(
-        lookup.calls(),
-        1,
-        "the setting's check resolved the name once"
-    );
     eventually("four attempts", Duration::from_secs(20), || {
         let pool = pool.clone();
         async move { delivery(&pool, id).await.0 >= 4 }
