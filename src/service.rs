@@ -27,6 +27,7 @@ pub mod env {
     pub const METRICS_MAX_EXPERIMENTS: &str = "JOUST_METRICS_MAX_EXPERIMENTS";
     pub const TEST_CLOCK: &str = "JOUST_TEST_CLOCK";
     pub const WEBHOOK_CA_FILE: &str = "JOUST_WEBHOOK_CA_FILE";
+    pub const WEBHOOK_ALLOW_NETWORKS: &str = "JOUST_WEBHOOK_ALLOW_NETWORKS";
 }
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -91,6 +92,12 @@ pub struct ServeArgs {
     /// file that cannot be read or holds no certificate stops the server.
     #[arg(long, env = env::WEBHOOK_CA_FILE)]
     pub webhook_ca_file: Option<PathBuf>,
+    /// Networks webhook events may be posted to besides public addresses, comma-separated in
+    /// CIDR notation (`10.0.0.0/8,127.0.0.1/32`). Without it, a webhook whose host is or
+    /// resolves to a loopback, private, link-local, unique-local, multicast or otherwise
+    /// non-public address is refused.
+    #[arg(long, env = env::WEBHOOK_ALLOW_NETWORKS, value_delimiter = ',', value_parser = crate::engine::Egress::parse_network)]
+    pub webhook_allow_networks: Vec<ipnet::IpNet>,
 }
 
 /// File descriptors kept free for what is not a client connection: the database pool, the
@@ -300,8 +307,17 @@ async fn serve_on(
         metrics_max_experiments: args.metrics_max_experiments,
         test_clock: args.test_clock,
         webhook_roots,
+        webhook_egress: crate::engine::Egress::allowing(args.webhook_allow_networks.clone()),
         ..EngineOptions::default()
     };
+    if !args.webhook_allow_networks.is_empty() {
+        let networks: Vec<String> = args
+            .webhook_allow_networks
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
+        tracing::info!(networks = %networks.join(","), "webhook events may go to these networks besides public addresses");
+    }
     let engine = Engine::start_with(pool, options).await?;
     engine.set_memory_budget(args.max_experiment_memory_mb.saturating_mul(1024 * 1024));
     let listener = tokio::net::TcpListener::bind(args.listen)

@@ -31,7 +31,7 @@ pub use requests::{
 };
 pub use requests::{ExportLabels, ExportPage, export_page, kind_name as export_kind_name};
 pub use runtime::{DEFAULT_BUDGET_BYTES, Retention, offload, spawn_retention};
-pub use webhooks::{RetryPolicy, TrustedRoots};
+pub use webhooks::{DeliveryLimits, Egress, NameLookup, RetryPolicy, TrustedRoots};
 
 use rand::Rng;
 use std::sync::Arc;
@@ -65,6 +65,9 @@ pub struct EngineOptions {
     /// Certificates of private CAs webhook receivers' certificates may be issued by
     /// (`--webhook-ca-file`), trusted besides the public roots.
     pub webhook_roots: webhooks::TrustedRoots,
+    /// Where webhook events may be posted: public addresses and the networks of
+    /// `--webhook-allow-networks`.
+    pub webhook_egress: webhooks::Egress,
     /// Whether an admin may move the service clock forward (`--test-clock`; off by default).
     pub test_clock: bool,
     /// Least time between two applications of one experiment's outcomes (`--apply-pause-ms`).
@@ -79,6 +82,7 @@ impl Default for EngineOptions {
             duel_count_flush_interval: FLUSH_INTERVAL,
             webhooks: webhooks::RetryPolicy::default(),
             webhook_roots: webhooks::TrustedRoots::default(),
+            webhook_egress: webhooks::Egress::default(),
             test_clock: false,
             apply_pause: apply::DEFAULT_APPLY_PAUSE,
         }
@@ -183,6 +187,7 @@ impl Engine {
             Arc::downgrade(&engine),
             engine.options.webhooks.clone(),
             engine.options.webhook_roots.clone(),
+            engine.options.webhook_egress.clone(),
         ));
         Ok(engine)
     }

@@ -52,14 +52,14 @@ impl Received {
 /// A webhook receiver on a local port: it answers 503 to the first `fail_first` requests (or to
 /// every request while `failing` is set) and 200 after, and records every request.
 #[derive(Clone, Default)]
-struct Receiver {
+pub(crate) struct Receiver {
     got: Arc<Mutex<Vec<Received>>>,
     fail_first: Arc<Mutex<usize>>,
-    failing: Arc<Mutex<bool>>,
+    pub(crate) failing: Arc<Mutex<bool>>,
 }
 
 impl Receiver {
-    async fn start(fail_first: usize) -> (Receiver, String) {
+    pub(crate) async fn start(fail_first: usize) -> (Receiver, String) {
         let r = Receiver {
             fail_first: Arc::new(Mutex::new(fail_first)),
             ..Default::default()
@@ -92,11 +92,11 @@ impl Receiver {
         (r, url)
     }
 
-    fn got(&self) -> Vec<Received> {
+    pub(crate) fn got(&self) -> Vec<Received> {
         self.got.lock().unwrap().clone()
     }
 
-    fn delivered(&self) -> Vec<Received> {
+    pub(crate) fn delivered(&self) -> Vec<Received> {
         self.got()
             .into_iter()
             .filter(|r| r.answered == 200)
@@ -125,7 +125,9 @@ pub(crate) fn verify_signature(r: &Received, secret: &str) {
     assert!((0..300).contains(&age), "timestamp {t} is {age} s old");
 }
 
-/// Options of a server that retries webhooks within milliseconds, so tests see retries soon.
+/// Options of a server that retries webhooks within milliseconds, so tests see retries soon,
+/// and posts to loopback addresses, where the tests' receivers listen (an operator's
+/// `--webhook-allow-networks 127.0.0.0/8`; without it they are refused, see webhook_egress.rs).
 pub(crate) fn fast_webhooks() -> joust::engine::EngineOptions {
     joust::engine::EngineOptions {
         webhooks: joust::engine::RetryPolicy {
@@ -134,9 +136,16 @@ pub(crate) fn fast_webhooks() -> joust::engine::EngineOptions {
             max_attempts: 8,
             attempt_timeout: Duration::from_secs(5),
             poll_interval: Duration::from_millis(20),
+            ..Default::default()
         },
+        webhook_egress: loopback_allowed(),
         ..test_options()
     }
+}
+
+/// The egress rule of an operator who allows loopback addresses.
+pub(crate) fn loopback_allowed() -> joust::engine::Egress {
+    joust::engine::Egress::allowing(joust::engine::Egress::parse_networks("127.0.0.0/8").unwrap())
 }
 
 /// A subset of MSLR-Navigational's 136 rankers, to keep the test quick: its Condorcet winner
@@ -484,7 +493,7 @@ async fn a_kept_decision_is_dropped_when_a_ranker_is_added() {
 
 /// Creates a two-ranker experiment with a webhook to `url` and concludes it by PATCH, which
 /// writes a `concluded` event.
-async fn conclude_with_webhook(app: &TestApp, url: &str) -> i64 {
+pub(crate) async fn conclude_with_webhook(app: &TestApp, url: &str) -> i64 {
     let (s, b) = app
         .post(
             "/v1/experiments",

@@ -25,4 +25,6 @@ mod openapi;
 mod protocol_errors;
 mod segments_browser;
 mod units_and_segments;
+mod webhook_delivery;
+mod webhook_egress;
 mod webhooks_https;

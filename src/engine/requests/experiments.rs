@@ -170,7 +170,8 @@ impl Engine {
             rule.validate()?;
         }
         if let Some(hook) = &req.webhook {
-            hook.validate()?;
+            hook.validate(&self.options.webhook_egress)?;
+            hook.check_resolved(&self.options.webhook_egress).await?;
         }
         let (metrics, primary_metric) = Metrics::from_request(
             req.metrics.as_deref(),
@@ -256,7 +257,8 @@ impl Engine {
             rule.validate()?;
         }
         if let Some(Some(hook)) = &patch.webhook {
-            hook.validate()?;
+            hook.validate(&self.options.webhook_egress)?;
+            hook.check_resolved(&self.options.webhook_egress).await?;
         }
         let mut tx = self.pool.begin().await.map_err(store::StoreError::from)?;
         experiments::lock_state(&mut tx, id)

@@ -1,4 +1,5 @@
-//! The background pruner of raw outcome rows (see `store::retention` for which rows may go).
+//! The background pruner of raw outcome rows (see `store::retention` for which rows may go) and
+//! of webhook deliveries delivered or abandoned longer than the retention ago.
 //! It deletes in small batches and pauses after each as long as the batch took, so it never holds
 //! many locks, uses at most half of one connection, and still keeps up with a busy writer (1,000
 //! rows take milliseconds). It runs on every replica (batches skip rows another replica is
@@ -39,9 +40,11 @@ pub async fn prune_pass(pool: &sqlx::PgPool, r: Retention) -> Result<u64, store:
         let started = std::time::Instant::now();
         let n = store::retention::prune_outcomes(pool, r.keep, r.batch).await?;
         let applies = store::retention::prune_applies(pool, r.keep, r.batch).await?;
+        let deliveries = store::webhooks::prune_done(pool, r.keep, r.batch).await?;
         total += n;
         metrics::counter!("joust_outcome_rows_pruned_total").increment(n);
-        if n < r.batch as u64 && applies < r.batch as u64 {
+        metrics::counter!("joust_webhook_deliveries_pruned_total").increment(deliveries);
+        if n < r.batch as u64 && applies < r.batch as u64 && deliveries < r.batch as u64 {
             return Ok(total);
         }
         tokio::time::sleep(started.elapsed()).await;

@@ -5,7 +5,10 @@
 //! Certificates are always verified; there is no switch to turn verification off.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
+
+use super::egress::{Egress, PinningResolver};
 
 /// Extra root certificates the delivery client trusts besides the public ones.
 #[derive(Clone, Default)]
@@ -61,14 +64,23 @@ impl TrustedRoots {
 
 /// The delivery client: each attempt limited to `attempt_timeout`, no redirect followed (a
 /// redirect would re-send a signed event somewhere the experiment did not name), TLS verified
-/// against the public roots and `roots`.
-pub fn build(attempt_timeout: Duration, roots: &TrustedRoots) -> reqwest::Result<reqwest::Client> {
+/// against the public roots and `roots`, host names resolved through `egress` (the client
+/// connects only to addresses it allows; an address written in the URL is checked before the
+/// request, see `delivery.rs`), and no proxy from the environment (a proxy would resolve the
+/// name itself, after the check).
+pub fn build(
+    attempt_timeout: Duration,
+    roots: &TrustedRoots,
+    egress: &Egress,
+) -> reqwest::Result<reqwest::Client> {
     let mut builder = reqwest::Client::builder()
         .use_rustls_tls()
         .tls_built_in_root_certs(true)
         .timeout(attempt_timeout)
         .user_agent(concat!("joust-webhooks/", env!("CARGO_PKG_VERSION")))
-        .redirect(reqwest::redirect::Policy::none());
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .dns_resolver(Arc::new(PinningResolver(egress.clone())));
     for c in &roots.certificates {
         builder = builder.add_root_certificate(c.clone());
     }
@@ -93,6 +105,13 @@ mod tests {
 
     #[test]
     fn the_client_builds_with_and_without_extra_roots() {
-        assert!(build(Duration::from_secs(1), &TrustedRoots::default()).is_ok());
+        assert!(
+            build(
+                Duration::from_secs(1),
+                &TrustedRoots::default(),
+                &Egress::default()
+            )
+            .is_ok()
+        );
     }
 }

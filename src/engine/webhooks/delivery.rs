@@ -3,18 +3,28 @@
 //! exponential backoff and jitter until [`RetryPolicy::max_attempts`], then abandoned. A claim is
 //! a lease: a replica that dies mid-attempt leaves the event to be retried once the lease ends,
 //! so delivery is at least once (receivers drop repeats by `event_id`).
+//!
+//! Each claimed event is posted at once, in its own task, and the task polls on while attempts
+//! run: a claim never waits behind another attempt, so its lease
+//! ([`RetryPolicy::lease`], more than twice the longest attempt) always outlasts the work it
+//! covers, and no other replica takes an event while it is being posted. A slow receiver holds
+//! at most [`Limits::per_receiver`] attempts of a replica (its other events are not claimed
+//! meanwhile) and one that keeps failing is left alone by its circuit breaker
+//! (`receivers.rs`), so neither delays another receiver's events.
 
 use rand::Rng;
-use std::sync::Weak;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use crate::store::webhooks::{self, Claimed};
+use crate::store::webhooks::{self, Claimed, Exclusions};
 
 use super::client::{self, TrustedRoots};
+use super::egress::Egress;
+use super::receivers::{Limits, Receivers, receiver_key};
 use super::signature;
 use crate::engine::Engine;
 
-/// How deliveries are retried and how often the outbox is polled.
+/// How deliveries are retried, how often the outbox is polled, and how many attempts run at once.
 #[derive(Debug, Clone)]
 pub struct RetryPolicy {
     /// Delay before the second attempt; each further one doubles it, up to `max_delay`.
@@ -22,10 +32,13 @@ pub struct RetryPolicy {
     pub max_delay: Duration,
     /// Attempts before an event is abandoned.
     pub max_attempts: i32,
-    /// How long one attempt may take (connecting, sending, the answer's status).
+    /// How long one attempt may take (resolving, connecting, sending, the answer's status); an
+    /// attempt is cut off then.
     pub attempt_timeout: Duration,
-    /// How often the outbox is polled for due events.
+    /// How often the outbox is polled for due events (and at once when an attempt ends).
     pub poll_interval: Duration,
+    /// Per-receiver concurrency and the circuit breaker.
+    pub limits: Limits,
 }
 
 impl Default for RetryPolicy {
@@ -37,6 +50,7 @@ impl Default for RetryPolicy {
             max_attempts: 12,
             attempt_timeout: Duration::from_secs(10),
             poll_interval: Duration::from_millis(500),
+            limits: Limits::default(),
         }
     }
 }
@@ -54,26 +68,50 @@ impl RetryPolicy {
         full.mul_f64(rng.random_range(0.5..=1.0))
     }
 
-    /// The lease of a claim: longer than any attempt can take.
-    fn lease(&self) -> Duration {
-        self.attempt_timeout * 3
+    /// The lease of a claim, which covers one attempt started as soon as the claim returns and
+    /// cut off after `attempt_timeout`: twice that and 5 s more leave room for a slow database
+    /// round trip and a paused process before the attempt starts. (A result recorded after the
+    /// lease ended is fenced off by the attempt count, see `store::webhooks`.)
+    pub fn lease(&self) -> Duration {
+        self.attempt_timeout * 2 + Duration::from_secs(5)
     }
 }
 
 /// Most events claimed per poll.
 const CLAIM_BATCH: i64 = 32;
+/// Most attempts in flight on one replica.
+const MAX_IN_FLIGHT: usize = 64;
 
-/// Runs until the engine is dropped; `roots` are the private CAs trusted besides the public ones.
-pub async fn run(engine: Weak<Engine>, policy: RetryPolicy, roots: TrustedRoots) {
-    let client = match client::build(policy.attempt_timeout, &roots) {
+/// Runs until the engine is dropped; `roots` are the private CAs trusted besides the public ones,
+/// `egress` where events may go.
+pub async fn run(engine: Weak<Engine>, policy: RetryPolicy, roots: TrustedRoots, egress: Egress) {
+    let client = match client::build(policy.attempt_timeout, &roots, &egress) {
         Ok(c) => c,
         Err(e) => {
             tracing::error!(error = %e, "could not build the webhook client; no webhook is delivered");
             return;
         }
     };
+    let delivery = Delivery {
+        client,
+        policy: policy.clone(),
+        egress,
+        receivers: Arc::new(Mutex::new(Receivers::new(policy.limits))),
+        ended: Arc::new(tokio::sync::Notify::new()),
+    };
+    // Dropped with the task: a stopped server cuts its attempts short (their leases end and
+    // another replica retries them).
+    let mut attempts = tokio::task::JoinSet::new();
     loop {
-        tokio::time::sleep(policy.poll_interval).await;
+        tokio::select! {
+            _ = tokio::time::sleep(policy.poll_interval) => {}
+            _ = delivery.ended.notified() => {}
+        }
+        while let Some(done) = attempts.try_join_next() {
+            if let Err(e) = done {
+                tracing::error!(error = %e, "a webhook attempt panicked");
+            }
+        }
         let Some(engine) = engine.upgrade() else {
             return;
         };
@@ -83,106 +121,170 @@ pub async fn run(engine: Weak<Engine>, policy: RetryPolicy, roots: TrustedRoots)
         let pool = engine.pool().clone();
         // The task holds no strong reference while it posts: a stopped server ends it.
         drop(engine);
-        if let Err(e) = deliver_due(&pool, &client, &policy).await {
+        let free = MAX_IN_FLIGHT.saturating_sub(attempts.len());
+        if free == 0 {
+            continue;
+        }
+        if let Err(e) = delivery.start_due(&pool, free, &mut attempts).await {
             tracing::warn!(error = %e, "webhook delivery pass failed");
             metrics::counter!("joust_database_errors_total", "op" => "webhooks").increment(1);
         }
     }
 }
 
-/// One pass: claims due events and posts them.
-async fn deliver_due(
-    pool: &sqlx::PgPool,
-    client: &reqwest::Client,
-    policy: &RetryPolicy,
-) -> Result<(), crate::store::StoreError> {
-    let claimed = webhooks::claim_due(pool, CLAIM_BATCH, policy.lease().as_millis() as i64).await?;
-    if let Ok(n) = webhooks::pending(pool).await {
-        metrics::gauge!("joust_webhook_pending").set(n as f64);
-    }
-    // One experiment's events go one after another, oldest first (so a receiver that is up sees
-    // them in order); different experiments' concurrently.
-    let mut by_experiment: std::collections::BTreeMap<i64, Vec<Claimed>> = Default::default();
-    for c in claimed {
-        by_experiment.entry(c.experiment_id).or_default().push(c);
-    }
-    let mut tasks = tokio::task::JoinSet::new();
-    for (_, mut events) in by_experiment {
-        events.sort_by_key(|c| c.id);
-        let (pool, client, policy) = (pool.clone(), client.clone(), policy.clone());
-        tasks.spawn(async move {
-            for c in events {
-                attempt(&pool, &client, &policy, c).await?;
-            }
-            Ok(())
-        });
-    }
-    while let Some(done) = tasks.join_next().await {
-        match done {
-            Ok(Err(e)) => return Err(e),
-            Err(e) => tracing::error!(error = %e, "a webhook attempt panicked"),
-            Ok(Ok(())) => {}
-        }
-    }
-    Ok(())
+/// What every attempt of one replica shares.
+#[derive(Clone)]
+struct Delivery {
+    client: reqwest::Client,
+    policy: RetryPolicy,
+    egress: Egress,
+    receivers: Arc<Mutex<Receivers>>,
+    /// Told when an attempt ends, so that the next event of its experiment or receiver is
+    /// claimed without waiting for the poll.
+    ended: Arc<tokio::sync::Notify>,
 }
 
-/// Posts one claimed event and records what happened.
-async fn attempt(
-    pool: &sqlx::PgPool,
-    client: &reqwest::Client,
-    policy: &RetryPolicy,
-    c: Claimed,
-) -> Result<(), crate::store::StoreError> {
-    let Some((url, secret)) = &c.target else {
-        metrics::counter!("joust_webhook_deliveries_total", "result" => "abandoned").increment(1);
-        return webhooks::mark_abandoned(pool, c.id, "the experiment no longer has a webhook")
-            .await;
-    };
-    let started = Instant::now();
-    let sent_at = chrono::Utc::now().timestamp();
-    let result = client
-        .post(url)
-        .header(reqwest::header::CONTENT_TYPE, "application/json")
-        .header(
-            signature::HEADER,
-            signature::header_value(secret, sent_at, &c.body),
-        )
-        .header("joust-event", &c.event)
-        .header("joust-event-id", c.event_id.to_string())
-        .body(c.body.clone())
-        .send()
-        .await;
-    metrics::histogram!("joust_webhook_attempt_duration_seconds")
-        .record(started.elapsed().as_secs_f64());
-    let error = match result {
-        Ok(resp) if resp.status().is_success() => None,
-        Ok(resp) => Some(format!("the receiver answered {}", resp.status())),
-        Err(e) if e.is_timeout() => Some(format!(
-            "no answer within {} ms",
-            policy.attempt_timeout.as_millis()
-        )),
-        Err(e) => Some(format!("could not post: {}", error_chain(&e))),
-    };
-    match error {
-        None => {
-            metrics::counter!("joust_webhook_deliveries_total", "result" => "delivered")
-                .increment(1);
-            webhooks::mark_delivered(pool, c.id).await
+impl Delivery {
+    /// Claims due events (at most `free`) of receivers with a free slot and starts an attempt
+    /// for each.
+    async fn start_due(
+        &self,
+        pool: &sqlx::PgPool,
+        free: usize,
+        attempts: &mut tokio::task::JoinSet<()>,
+    ) -> Result<(), crate::store::StoreError> {
+        let (experiments, receivers) = self.receivers.lock().unwrap().exclusions(Instant::now());
+        let excluded = Exclusions {
+            experiments: &experiments,
+            receivers: &receivers,
+        };
+        let limit = (free as i64).min(CLAIM_BATCH);
+        let lease = self.policy.lease().as_millis() as i64;
+        let claimed = webhooks::claim_due(pool, limit, lease, &excluded).await?;
+        if let Ok(n) = webhooks::pending(pool).await {
+            metrics::gauge!("joust_webhook_pending").set(n as f64);
         }
-        Some(why) if c.attempts >= policy.max_attempts => {
+        for c in claimed {
+            let key = c
+                .target
+                .as_ref()
+                .map(|(url, _)| receiver_key(url).to_string());
+            if let Some(key) = &key {
+                let started =
+                    self.receivers
+                        .lock()
+                        .unwrap()
+                        .try_start(key, c.experiment_id, Instant::now());
+                if !started {
+                    // Its receiver's slots went to events claimed before it in this batch.
+                    webhooks::release(pool, &c).await?;
+                    continue;
+                }
+            }
+            let (this, pool) = (self.clone(), pool.clone());
+            attempts.spawn(async move {
+                let experiment = c.experiment_id;
+                let delivered = this.attempt(&pool, c).await;
+                if let Some(key) = key {
+                    let ok = delivered.as_ref().is_ok_and(|&d| d);
+                    this.receivers
+                        .lock()
+                        .unwrap()
+                        .finish(&key, experiment, ok, Instant::now());
+                }
+                if let Err(e) = delivered {
+                    tracing::warn!(error = %e, "could not record a webhook attempt");
+                    metrics::counter!("joust_database_errors_total", "op" => "webhooks")
+                        .increment(1);
+                }
+                this.ended.notify_one();
+            });
+        }
+        Ok(())
+    }
+
+    /// Posts one claimed event and records what happened; says whether it was delivered.
+    async fn attempt(
+        &self,
+        pool: &sqlx::PgPool,
+        c: Claimed,
+    ) -> Result<bool, crate::store::StoreError> {
+        let policy = &self.policy;
+        let Some((url, secret)) = &c.target else {
             metrics::counter!("joust_webhook_deliveries_total", "result" => "abandoned")
                 .increment(1);
-            tracing::warn!(event_id = %c.event_id, attempts = c.attempts, error = %why, "webhook event abandoned");
-            let why = format!("gave up after {} attempts; last: {why}", c.attempts);
-            webhooks::mark_abandoned(pool, c.id, &why).await
+            webhooks::mark_abandoned(pool, &c, "the experiment no longer has a webhook").await?;
+            return Ok(false);
+        };
+        let started = Instant::now();
+        let error = match self.post(url, secret, &c).await {
+            Ok(resp) if resp.status().is_success() => None,
+            Ok(resp) => Some(format!("the receiver answered {}", resp.status())),
+            Err(why) => Some(why),
+        };
+        metrics::histogram!("joust_webhook_attempt_duration_seconds")
+            .record(started.elapsed().as_secs_f64());
+        match error {
+            None => {
+                metrics::counter!("joust_webhook_deliveries_total", "result" => "delivered")
+                    .increment(1);
+                webhooks::mark_delivered(pool, &c).await?;
+                Ok(true)
+            }
+            Some(why) if c.attempts >= policy.max_attempts => {
+                metrics::counter!("joust_webhook_deliveries_total", "result" => "abandoned")
+                    .increment(1);
+                tracing::warn!(event_id = %c.event_id, attempts = c.attempts, error = %why, "webhook event abandoned");
+                let why = format!("gave up after {} attempts; last: {why}", c.attempts);
+                webhooks::mark_abandoned(pool, &c, &why).await?;
+                Ok(false)
+            }
+            Some(why) => {
+                metrics::counter!("joust_webhook_deliveries_total", "result" => "failed_attempt")
+                    .increment(1);
+                let wait = policy.backoff(c.attempts, &mut rand::rng());
+                tracing::info!(event_id = %c.event_id, attempts = c.attempts, retry_in_ms = wait.as_millis() as u64, error = %why, "webhook attempt failed");
+                webhooks::mark_failed(pool, &c, &why, wait.as_millis() as i64).await?;
+                Ok(false)
+            }
         }
-        Some(why) => {
-            metrics::counter!("joust_webhook_deliveries_total", "result" => "failed_attempt")
-                .increment(1);
-            let wait = policy.backoff(c.attempts, &mut rand::rng());
-            tracing::info!(event_id = %c.event_id, attempts = c.attempts, retry_in_ms = wait.as_millis() as u64, error = %why, "webhook attempt failed");
-            webhooks::mark_failed(pool, c.id, &why, wait.as_millis() as i64).await
+    }
+
+    /// One POST of the event, cut off after the attempt timeout; an address written in the URL
+    /// is checked first (a name is checked by the client's resolver, on the addresses it
+    /// connects to).
+    async fn post(
+        &self,
+        url: &str,
+        secret: &str,
+        c: &Claimed,
+    ) -> Result<reqwest::Response, String> {
+        let parsed = reqwest::Url::parse(url).map_err(|_| "not an absolute URL".to_string())?;
+        if let Some(host) = parsed.host() {
+            self.egress
+                .check_literal(host)
+                .map_err(|e| format!("refused: {e}"))?;
+        }
+        let sent_at = chrono::Utc::now().timestamp();
+        let request = self
+            .client
+            .post(parsed)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header(
+                signature::HEADER,
+                signature::header_value(secret, sent_at, &c.body),
+            )
+            .header("joust-event", &c.event)
+            .header("joust-event-id", c.event_id.to_string())
+            .body(c.body.clone())
+            .send();
+        let timeout = self.policy.attempt_timeout;
+        let no_answer = || format!("no answer within {} ms", timeout.as_millis());
+        match tokio::time::timeout(timeout, request).await {
+            Err(_) => Err(no_answer()),
+            Ok(Err(e)) if e.is_timeout() => Err(no_answer()),
+            Ok(Err(e)) => Err(format!("could not post: {}", error_chain(&e))),
+            Ok(Ok(resp)) => Ok(resp),
         }
     }
 }
