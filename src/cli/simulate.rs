@@ -46,7 +46,7 @@ use crate::sim::{
 #[derive(Debug, Clone, clap::Args)]
 pub struct SimulateArgs {
     /// A matrix file (rows of p_ij separated by whitespace or commas; optional header row or
-    /// first column of ranker names; `#` comments) or a built-in scenario: arxiv6,
+    /// first column of ranker names; `#` comments) or a built-in scenario: arxiv6, identical:K,
     /// utility:{1good,2good,3good,arith,geom}:{linear,natural,logit}, cycle, cycle2,
     /// random-condorcet:K:SEED, random-copeland:K:SEED, or a generated family's matrix,
     /// family:NAME:K:MARGIN:NOISE:SEED (NAME: transitive, cyclic, copeland, near-ties, long-tail,

@@ -538,6 +538,43 @@ mod tests {
         }));
     }
 
+    /// A/A at the default delta, as an experiment runs: the default policy (with its
+    /// confirmations) on 4 and 16 identical rankers, 20 experiments each, the Condorcet decision
+    /// polled after every outcome and the whole decision (Copeland included) every 100. Each
+    /// experiment decides with probability at most delta = 0.05, so over 40 the count of decided
+    /// ones is at most a Binomial(40, 0.05): above 7 with probability 0.07%. The longer version
+    /// (10^6 outcomes) is a `joust simulate --matrix identical:K` command (docs/results.md).
+    #[test]
+    fn identical_rankers_polled_after_every_outcome_are_rarely_decided() {
+        let settings = DecisionSettings::default();
+        let mut decided = 0;
+        for (k, seeds) in [(4, 0..20), (16, 100..120)] {
+            for seed in seeds {
+                let mut rng = BanditRng::seed_from_u64(seed);
+                let mut state =
+                    BanditState::new(&PolicySpec::new("auto"), k, TieRule::Ignore, &mut rng)
+                        .unwrap();
+                state.set_decision_settings(settings);
+                for step in 0..25_000 {
+                    let p = state.select(&mut rng);
+                    let outcome = if p.first == p.second {
+                        Outcome::Tie
+                    } else if rng.random::<bool>() {
+                        Outcome::FirstWins
+                    } else {
+                        Outcome::SecondWins
+                    };
+                    state.record(p, outcome, &mut rng).unwrap();
+                    if state.condorcet_decided() || (step % 100 == 0 && state.decision().decided) {
+                        decided += 1;
+                        break;
+                    }
+                }
+            }
+        }
+        assert!(decided <= 7, "{decided} of 40 A/A experiments decided");
+    }
+
     /// A/A: every pair is a fair coin. Whatever the policy compares (adaptive sampling), watched
     /// after every outcome (continuous monitoring), a decision is ever made in at most delta of
     /// the experiments (a sampling allowance of 3 standard errors of a binomial at delta).

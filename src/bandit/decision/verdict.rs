@@ -3,7 +3,7 @@
 //!
 //! Computed from the win matrix and the active arms only, so it is the same whatever the policy.
 //! Every bound is a confidence sequence of [`super::confidence`]: the Condorcet statements use
-//! delta / 2 split over the active arms, the Copeland ones delta / 2 split over all pairs (why
+//! 0.9 delta split over the active arms, the Copeland ones 0.1 delta split over all pairs (why
 //! that suffices: the module documentation of `confidence`). With probability at least 1 - delta
 //! no decision below is ever wrong, however often anyone looks.
 //!
@@ -236,7 +236,7 @@ pub fn decide(view: &View, settings: &DecisionSettings) -> Decision {
 }
 
 /// The Copeland decision once every arm is confidently beaten (all-pairs bounds, so that every
-/// statement below holds at once with probability 1 - delta / 2): each arm's score lies between
+/// statement below holds at once with probability 1 - 0.1 delta): each arm's score lies between
 /// its resolved wins and those plus its unresolved pairs; the set of highest scores is decided
 /// when every arm that could reach the top has no unresolved pair.
 fn copeland(active: &[Arm], at: &dyn Fn(usize, usize) -> Bounds, eps: f64) -> Decision {
