@@ -19,6 +19,14 @@
 //!   8 rankers after some 600 comparisons) then only self-duels, and without them no arm would
 //!   ever be established.
 //!
+//! - **Self-duels become confirmations.** Once an arm is established and while nothing is
+//!   decided, a self-duel the policy chose (to exploit the arm it believes best) is replaced by
+//!   the same confirmation duel: a self-duel carries no evidence, so those steps are where a
+//!   decision is cheapest to gather, and a policy that has settled on its champion would
+//!   otherwise leave half the steps idle for the decision. Each such confirmation costs the
+//!   regret of its pair (half the leader's gap to the rival), which the decision would pay
+//!   anyway, only sooner; once decided, the policy's self-duels are left alone.
+//!
 //! The policy learns from every outcome, confirmations included, so the evidence also corrects
 //! its own beliefs.
 //!
@@ -39,8 +47,9 @@
 //! it is read from the counts whenever asked (see [`super::verdict`]).
 //!
 //! **Rate.** Each step is a confirmation with probability `max_confirmation_share` once an arm is
-//! established, so at most that share of all duels are confirmations (in expectation), and none
-//! once decided. The comparisons a decision needs are set by the gaps and the boundary, whoever
+//! established, and so is each of the policy's self-duels in the other steps; so at most that
+//! share of the duels the policy would have spent on comparing two rankers go to confirmations
+//! (in expectation), and none once decided. The comparisons a decision needs are set by the gaps and the boundary, whoever
 //! asks for them; the
 //! share sets how soon they are gathered, and every step after the decision costs no regret (the
 //! decided champion is served), so an earlier decision is usually cheaper. Their regret is that
@@ -208,6 +217,25 @@ impl DecisionLayer {
     /// module documentation for the rule). Called before the policy's `select`, so that a step
     /// given to a confirmation does not pay for the policy's sampling.
     pub fn confirmation<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Option<Pair> {
+        self.evidence_duel(view, rng, |rng| {
+            rng.random::<f64>() < self.settings.max_confirmation_share
+        })
+    }
+
+    /// The confirmation duel to take instead of a self-duel the policy chose, if any: a
+    /// self-duel carries no evidence, so while a leader is established and nothing is decided
+    /// it is given to the decision (read-only, as [`DecisionLayer::confirmation`]).
+    pub fn instead_of_self_duel<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Option<Pair> {
+        self.evidence_duel(view, rng, |_| true)
+    }
+
+    /// The leader against its weakest rival, once a leader is established and `take` agrees.
+    fn evidence_duel<R: Rng + ?Sized>(
+        &self,
+        view: &View,
+        rng: &mut R,
+        take: impl FnOnce(&mut R) -> bool,
+    ) -> Option<Pair> {
         if !self.settings.confirmation || self.decided_champion.is_some() {
             return None;
         }
@@ -219,7 +247,7 @@ impl DecisionLayer {
             if t.played(view, own) < ESTABLISHED_PER_RIVAL * t.rivals() as f64 {
                 return None;
             }
-            if rng.random::<f64>() >= self.settings.max_confirmation_share {
+            if !take(rng) {
                 return None;
             }
             let candidate = leader(t, view, own)?;
