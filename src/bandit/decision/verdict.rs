@@ -202,7 +202,7 @@ pub fn decide(view: &View, settings: &DecisionSettings) -> Decision {
                 })
                 .collect();
             // What the rule needs most first: see `need_rank`; then by index.
-            missing.sort_by(|a, b| b.0.cmp(&a.0));
+            missing.sort_by_key(|m| std::cmp::Reverse(m.0));
             Contender {
                 arm: active[x],
                 missing: missing.into_iter().map(|(_, m)| m).collect(),
