@@ -6,8 +6,8 @@
 //!
 //! Confidence intervals are the decision's anytime-valid confidence sequences
 //! ([`super::decision`]) of the Condorcet decision (delta, 5% unless the experiment sets
-//! another, halved and split over the active arms), so `confident` is wrong with probability at
-//! most delta / 2 however often anyone looks at the report and whatever pairs the policy chose.
+//! another; 90% of it split over the active arms), so `confident` is wrong with probability at
+//! most 0.9 delta however often anyone looks at the report and whatever pairs the policy chose.
 
 use super::decision::Boundary;
 use super::{Arm, View};

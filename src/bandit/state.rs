@@ -158,12 +158,19 @@ impl BanditState {
     #[inline]
     pub fn select<R: Rng + ?Sized>(&self, rng: &mut R) -> Pair {
         let view = self.view();
-        if self.policy.accepts_confirmations()
-            && let Some(confirmation) = self.decision.confirmation(&view, rng)
+        if !self.policy.accepts_confirmations() {
+            return self.policy.select(&view, rng);
+        }
+        if let Some(confirmation) = self.decision.confirmation(&view, rng) {
+            return confirmation;
+        }
+        let chosen = self.policy.select(&view, rng);
+        if chosen.first == chosen.second
+            && let Some(confirmation) = self.decision.instead_of_self_duel(&view, rng)
         {
             return confirmation;
         }
-        self.policy.select(&view, rng)
+        chosen
     }
 
     fn check_arm(&self, arm: Arm) -> Result<(), StateError> {

@@ -21,8 +21,13 @@
 //! policy go in its spec: `confirmation=false`, `max_confirmation_share=S`, `decision_delta=D`,
 //! `decision_epsilon=E` (e.g. `auto:confirmation=false`).
 //!
-//! Writes `summary.json`, `curves.csv`, `regret.{svg,png}`, `accuracy.{svg,png}` and
-//! `decisions.{svg,png}` into DIR.
+//! On a matrix with a Condorcet winner, each policy's decision steps are also measured against
+//! the limit (`sim::run::DecisionLimit`): the median, 90th percentile and maximum decision step
+//! as ratios to the oracle cost and to the lower bound, printed, in `summary.json`, in
+//! `decisions.csv` (one line per policy) and on the decision plot.
+//!
+//! Writes `summary.json`, `curves.csv`, `decisions.csv` (with a Condorcet winner),
+//! `regret.{svg,png}`, `accuracy.{svg,png}` and `decisions.{svg,png}` into DIR.
 
 use std::path::{Path, PathBuf};
 
@@ -33,7 +38,7 @@ use super::interleaving_flags::{method_flag_help, parse_method, with_tau};
 use crate::bandit::{PolicySpec, list_names, multi_ranker_policies};
 use crate::interleave::{Method, method_names};
 use crate::sim::{
-    ClickModel, DuelSource, FeedbackTiming, LetorPlan, MatrixPlan, Simulation, Summary,
+    ClickModel, DuelSource, FeedbackTiming, LetorPlan, MatrixPlan, Simulation, Summary, ratio_text,
     resolve_matrix, write_plots,
 };
 
@@ -41,7 +46,7 @@ use crate::sim::{
 #[derive(Debug, Clone, clap::Args)]
 pub struct SimulateArgs {
     /// A matrix file (rows of p_ij separated by whitespace or commas; optional header row or
-    /// first column of ranker names; `#` comments) or a built-in scenario: arxiv6,
+    /// first column of ranker names; `#` comments) or a built-in scenario: arxiv6, identical:K,
     /// utility:{1good,2good,3good,arith,geom}:{linear,natural,logit}, cycle, cycle2,
     /// random-condorcet:K:SEED, random-copeland:K:SEED, or a generated family's matrix,
     /// family:NAME:K:MARGIN:NOISE:SEED (NAME: transitive, cyclic, copeland, near-ties, long-tail,
@@ -206,6 +211,13 @@ fn write_outputs(summary: &Summary, dir: &Path) -> anyhow::Result<Vec<PathBuf>> 
         .write_csv(&csv)
         .with_context(|| format!("cannot write {}", csv.display()))?;
     let mut files = vec![json, csv];
+    let decisions = dir.join("decisions.csv");
+    if summary
+        .write_decisions_csv(&decisions)
+        .with_context(|| format!("cannot write {}", decisions.display()))?
+    {
+        files.push(decisions);
+    }
     files.extend(write_plots(summary, dir).map_err(anyhow::Error::msg)?);
     Ok(files)
 }
@@ -277,6 +289,24 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
                 d.runs, d.median, d.min, d.max
             ))
         );
+        if let Some(d) = &p.decision_limit {
+            let q = |q: crate::sim::Quantiles| {
+                format!(
+                    "median {}, p90 {}, max {}",
+                    ratio_text(q.median),
+                    ratio_text(q.p90),
+                    ratio_text(q.max)
+                )
+            };
+            println!(
+                "{:<50} decision step / oracle cost {:.0}: {}; / lower bound {:.0}: {}",
+                "",
+                d.oracle_cost,
+                q(d.to_oracle),
+                d.lower_bound,
+                q(d.to_lower_bound)
+            );
+        }
         if let (Some(clicks), Some(ndcg)) = (last.clicks, last.shown_ndcg) {
             println!(
                 "{:<50} last window: {:.3} +- {:.3} clicks per query, shown NDCG@10 {:.4} +- {:.4}",

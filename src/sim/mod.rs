@@ -22,7 +22,7 @@ pub use letor::{
 };
 pub use matrix::families::FAMILIES as MATRIX_FAMILIES;
 pub use matrix::{MatrixPlan, PrefMatrix, matrix_text, resolve_matrix, scenarios};
-pub use report::{Summary, write_plots};
+pub use report::{DecisionRatios, Quantiles, Summary, ratio_text, write_plots};
 pub use run::conversions;
 pub use run::{
     DECISION_KEYS, DuelSource, FeedbackQueue, FeedbackTiming, Regret, RegretKind, Simulation,

@@ -466,8 +466,17 @@ async fn the_decision_card_shows_what_is_missing_then_the_decided_champion() {
     let first = &contenders[0];
     let row = rows[0].text().await.unwrap();
     assert!(row.starts_with(first["ranker"].as_str().unwrap()), "{row}");
-    let rival = first["missing"][0]["rival"].as_str().unwrap();
-    assert!(row.contains(&format!("{rival}: ")), "{row}");
+    // Compared rivals named, what the decision needs most first; rivals never compared counted.
+    let missing = first["missing"].as_array().unwrap();
+    let unseen = missing.iter().filter(|m| m["comparisons"] == 0.0).count();
+    assert_eq!(first["never_compared"], unseen, "{first}");
+    if let Some(m) = missing.iter().find(|m| m["comparisons"] != 0.0) {
+        let rival = m["rival"].as_str().unwrap();
+        assert!(row.contains(&format!("{rival}: ")), "{row}");
+    }
+    if unseen > 0 {
+        assert!(row.contains(&format!("{unseen} never compared")), "{row}");
+    }
     assert!(b.text("#self-duels").await.contains("no evidence"));
     assert!(
         b.text("#decision-rules")

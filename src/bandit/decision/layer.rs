@@ -19,6 +19,14 @@
 //!   8 rankers after some 600 comparisons) then only self-duels, and without them no arm would
 //!   ever be established.
 //!
+//! - **Self-duels become confirmations.** Once an arm is established and while nothing is
+//!   decided, a self-duel the policy chose (to exploit the arm it believes best) is replaced by
+//!   the same confirmation duel: a self-duel carries no evidence, so those steps are where a
+//!   decision is cheapest to gather, and a policy that has settled on its champion would
+//!   otherwise leave half the steps idle for the decision. Each such confirmation costs the
+//!   regret of its pair (half the leader's gap to the rival), which the decision would pay
+//!   anyway, only sooner; once decided, the policy's self-duels are left alone.
+//!
 //! The policy learns from every outcome, confirmations included, so the evidence also corrects
 //! its own beliefs.
 //!
@@ -39,8 +47,9 @@
 //! it is read from the counts whenever asked (see [`super::verdict`]).
 //!
 //! **Rate.** Each step is a confirmation with probability `max_confirmation_share` once an arm is
-//! established, so at most that share of all duels are confirmations (in expectation), and none
-//! once decided. The comparisons a decision needs are set by the gaps and the boundary, whoever
+//! established, and so is each of the policy's self-duels in the other steps; so at most that
+//! share of the duels the policy would have spent on comparing two rankers go to confirmations
+//! (in expectation), and none once decided. The comparisons a decision needs are set by the gaps and the boundary, whoever
 //! asks for them; the
 //! share sets how soon they are gathered, and every step after the decision costs no regret (the
 //! decided champion is served), so an earlier decision is usually cheaper. Their regret is that
@@ -208,6 +217,25 @@ impl DecisionLayer {
     /// module documentation for the rule). Called before the policy's `select`, so that a step
     /// given to a confirmation does not pay for the policy's sampling.
     pub fn confirmation<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Option<Pair> {
+        self.evidence_duel(view, rng, |rng| {
+            rng.random::<f64>() < self.settings.max_confirmation_share
+        })
+    }
+
+    /// The confirmation duel to take instead of a self-duel the policy chose, if any: a
+    /// self-duel carries no evidence, so while a leader is established and nothing is decided
+    /// it is given to the decision (read-only, as [`DecisionLayer::confirmation`]).
+    pub fn instead_of_self_duel<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Option<Pair> {
+        self.evidence_duel(view, rng, |_| true)
+    }
+
+    /// The leader against its weakest rival, once a leader is established and `take` agrees.
+    fn evidence_duel<R: Rng + ?Sized>(
+        &self,
+        view: &View,
+        rng: &mut R,
+        take: impl FnOnce(&mut R) -> bool,
+    ) -> Option<Pair> {
         if !self.settings.confirmation || self.decided_champion.is_some() {
             return None;
         }
@@ -219,7 +247,7 @@ impl DecisionLayer {
             if t.played(view, own) < ESTABLISHED_PER_RIVAL * t.rivals() as f64 {
                 return None;
             }
-            if rng.random::<f64>() >= self.settings.max_confirmation_share {
+            if !take(rng) {
                 return None;
             }
             let candidate = leader(t, view, own)?;
@@ -536,6 +564,43 @@ mod tests {
             let p = state.select(&mut rng);
             p.first == p.second
         }));
+    }
+
+    /// A/A at the default delta, as an experiment runs: the default policy (with its
+    /// confirmations) on 4 and 16 identical rankers, 20 experiments each, the Condorcet decision
+    /// polled after every outcome and the whole decision (Copeland included) every 100. Each
+    /// experiment decides with probability at most delta = 0.05, so over 40 the count of decided
+    /// ones is at most a Binomial(40, 0.05): above 7 with probability 0.07%. The longer version
+    /// (10^6 outcomes) is a `joust simulate --matrix identical:K` command (docs/results.md).
+    #[test]
+    fn identical_rankers_polled_after_every_outcome_are_rarely_decided() {
+        let settings = DecisionSettings::default();
+        let mut decided = 0;
+        for (k, seeds) in [(4, 0..20), (16, 100..120)] {
+            for seed in seeds {
+                let mut rng = BanditRng::seed_from_u64(seed);
+                let mut state =
+                    BanditState::new(&PolicySpec::new("auto"), k, TieRule::Ignore, &mut rng)
+                        .unwrap();
+                state.set_decision_settings(settings);
+                for step in 0..25_000 {
+                    let p = state.select(&mut rng);
+                    let outcome = if p.first == p.second {
+                        Outcome::Tie
+                    } else if rng.random::<bool>() {
+                        Outcome::FirstWins
+                    } else {
+                        Outcome::SecondWins
+                    };
+                    state.record(p, outcome, &mut rng).unwrap();
+                    if state.condorcet_decided() || (step % 100 == 0 && state.decision().decided) {
+                        decided += 1;
+                        break;
+                    }
+                }
+            }
+        }
+        assert!(decided <= 7, "{decided} of 40 A/A experiments decided");
     }
 
     /// A/A: every pair is a fair coin. Whatever the policy compares (adaptive sampling), watched

@@ -20,7 +20,9 @@ pub struct DecisionSettings {
     pub epsilon: f64,
     /// Whether the confirmation layer may take duels to gather the missing evidence.
     pub confirmation: bool,
-    /// Largest expected share of duels the confirmation layer takes; in (0, 1].
+    /// Largest expected share of the policy's duels between two rankers that the confirmation
+    /// layer takes (it also takes the policy's self-duels, which carry no evidence, until
+    /// decided); in (0, 1].
     pub max_confirmation_share: f64,
 }
 

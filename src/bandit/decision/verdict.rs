@@ -3,7 +3,7 @@
 //!
 //! Computed from the win matrix and the active arms only, so it is the same whatever the policy.
 //! Every bound is a confidence sequence of [`super::confidence`]: the Condorcet statements use
-//! delta / 2 split over the active arms, the Copeland ones delta / 2 split over all pairs (why
+//! 0.9 delta split over the active arms, the Copeland ones 0.1 delta split over all pairs (why
 //! that suffices: the module documentation of `confidence`). With probability at least 1 - delta
 //! no decision below is ever wrong, however often anyone looks.
 //!
@@ -57,8 +57,9 @@ pub struct Decision {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Contender {
     pub arm: Arm,
-    /// Rivals against which its lower bound does not yet exceed 1/2 - epsilon, least
-    /// separated first.
+    /// Rivals against which its lower bound does not yet exceed 1/2 - epsilon, what the
+    /// decision needs most first: compared rivals by the further comparisons they need (most
+    /// first), then rivals never compared.
     pub missing: Vec<MissingEvidence>,
 }
 
@@ -122,6 +123,17 @@ fn needed(boundary: &Boundary, b: Bounds, epsilon: f64) -> Option<u64> {
     Some((total - b.n).max(0.0).ceil() as u64)
 }
 
+/// How much the decision still needs a pair's evidence, larger first: compared pairs by the
+/// further comparisons they need at the current estimate (the pair that sets the time to decide
+/// first; one whose estimate sits on the threshold needs without end), then pairs never compared,
+/// about which the counts say nothing yet. A stable sort keeps equals in index order.
+fn need_rank(m: &MissingEvidence) -> u64 {
+    if m.comparisons <= 0.0 {
+        return 0;
+    }
+    m.needed.map_or(u64::MAX, |n| n.saturating_add(1))
+}
+
 /// Bounds of every ordered pair of `active` arms, by position: `table[x * ka + y]`.
 fn bounds_table(view: &View, active: &[Arm], boundary: &Boundary) -> Vec<Bounds> {
     let ka = active.len();
@@ -174,7 +186,7 @@ pub fn decide(view: &View, settings: &DecisionSettings) -> Decision {
     let mut possible_best: Vec<Contender> = (0..ka)
         .filter(|&x| !beaten(x))
         .map(|x| {
-            let mut missing: Vec<(f64, MissingEvidence)> = (0..ka)
+            let mut missing: Vec<(u64, MissingEvidence)> = (0..ka)
                 .filter(|&y| !holds(x, y))
                 .map(|y| {
                     let b = at(x, y);
@@ -186,10 +198,11 @@ pub fn decide(view: &View, settings: &DecisionSettings) -> Decision {
                         upper: b.upper.clamp(0.0, 1.0),
                         needed: needed(&boundary, b, eps),
                     };
-                    (b.lower, evidence)
+                    (need_rank(&evidence), evidence)
                 })
                 .collect();
-            missing.sort_by(|a, b| a.0.total_cmp(&b.0));
+            // What the rule needs most first: see `need_rank`; then by index.
+            missing.sort_by_key(|m| std::cmp::Reverse(m.0));
             Contender {
                 arm: active[x],
                 missing: missing.into_iter().map(|(_, m)| m).collect(),
@@ -236,7 +249,7 @@ pub fn decide(view: &View, settings: &DecisionSettings) -> Decision {
 }
 
 /// The Copeland decision once every arm is confidently beaten (all-pairs bounds, so that every
-/// statement below holds at once with probability 1 - delta / 2): each arm's score lies between
+/// statement below holds at once with probability 1 - 0.1 delta): each arm's score lies between
 /// its resolved wins and those plus its unresolved pairs; the set of highest scores is decided
 /// when every arm that could reach the top has no unresolved pair.
 fn copeland(active: &[Arm], at: &dyn Fn(usize, usize) -> Bounds, eps: f64) -> Decision {
@@ -342,6 +355,18 @@ mod tests {
             decide(&view_of(&w, &[true; 3]), &DecisionSettings::default()).champion,
             Some(0)
         );
+    }
+
+    #[test]
+    fn the_evidence_needed_most_comes_first_and_rivals_never_compared_last() {
+        // Arm 3 leads 1 at 0.52 (far from separated) and 2 at 0.6 (nearly), never met 0.
+        let w = matrix(4, &[(3, 1, 520, 480), (3, 2, 120, 80), (1, 2, 500, 500)]);
+        let d = decide(&view_of(&w, &[true; 4]), &DecisionSettings::default());
+        let c = d.possible_best.iter().find(|c| c.arm == 3).unwrap();
+        let rivals: Vec<Arm> = c.missing.iter().map(|m| m.rival).collect();
+        assert_eq!(rivals, vec![1, 2, 0]);
+        assert!(c.missing[0].needed.unwrap() > c.missing[1].needed.unwrap());
+        assert_eq!(c.missing[2].comparisons, 0.0);
     }
 
     #[test]

@@ -67,6 +67,7 @@ fn contender(s: &Snapshot, c: &Contender) -> Value {
             .map(|m| missing(s, m))
             .collect::<Vec<_>>(),
         "missing_total": c.missing.len(),
+        "never_compared": c.missing.iter().filter(|m| m.comparisons <= 0.0).count(),
     })
 }
 

@@ -10,7 +10,7 @@ use super::{families, matrix_file, scenarios};
 use crate::bandit::BanditRng;
 
 /// The built-in scenario names, as `--help` and errors list them.
-const SCENARIO_NAMES: &str = "arxiv6, utility:{1good,2good,3good,arith,geom}:{linear,natural,logit}, \
+const SCENARIO_NAMES: &str = "arxiv6, identical:K, utility:{1good,2good,3good,arith,geom}:{linear,natural,logit}, \
      cycle, cycle2, random-condorcet:K:SEED, random-copeland:K:SEED, \
      family:{transitive,cyclic,copeland,near-ties,long-tail,bradley-terry,thurstone,copeland-random}:K:MARGIN:NOISE:SEED";
 
@@ -32,6 +32,7 @@ pub fn scenario(name: &str) -> Option<Result<PrefMatrix, String>> {
         ["cycle"] => Some(Ok(scenarios::cycle())),
         ["cycle2"] => Some(Ok(scenarios::cycle2())),
         ["utility", u, l] => Some(scenarios::utility(u, l)),
+        ["identical", k] => Some((|| scenarios::identical(parse_number("K", k, name)?))()),
         [kind @ ("random-condorcet" | "random-copeland"), k, seed] => Some((|| {
             let k: usize = parse_number("K", k, name)?;
             let seed: u64 = parse_number("SEED", seed, name)?;
@@ -51,7 +52,7 @@ pub fn scenario(name: &str) -> Option<Result<PrefMatrix, String>> {
             families::family(family, cell)
         })()),
         [
-            "utility" | "random-condorcet" | "random-copeland" | "family",
+            "utility" | "random-condorcet" | "random-copeland" | "family" | "identical",
             ..,
         ] => Some(Err(format!(
             "scenario `{name}` has the wrong number of `:` fields; scenarios: {SCENARIO_NAMES}"

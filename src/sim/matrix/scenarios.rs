@@ -117,6 +117,16 @@ pub fn cycle_with(k: usize, p_best: f64, p_cycle: f64) -> PrefMatrix {
     PrefMatrix::from_rows(rows, None).expect("cycle is a valid matrix")
 }
 
+/// `identical:K`: K identical rankers (every preference 1/2), the A/A test of a decision: no
+/// ranker is better, so any decision is an error (every arm is a Copeland winner, so the
+/// simulator counts it in `decided`, not in `decided_wrong`).
+pub fn identical(k: usize) -> Result<PrefMatrix, String> {
+    if k < 2 {
+        return Err(format!("scenario `identical:{k}` needs at least 2 rankers"));
+    }
+    PrefMatrix::from_rows(vec![vec![0.5; k]; k], None)
+}
+
 pub fn cycle() -> PrefMatrix {
     cycle_with(20, 0.51, 1.0)
 }

@@ -1,13 +1,16 @@
 //! The decisions of a simulation: against steps (log x axis), per policy, the fraction of runs
 //! decided (solid) and the fraction decided wrongly (dashed, same colour), with the default
-//! delta as a grey line: the wrong fraction should stay under it. Written as
-//! `decisions.{svg,png}`.
+//! delta as a grey line: the wrong fraction should stay under it. On a matrix with a Condorcet
+//! winner, the oracle cost and the lower bound are dotted vertical lines (black and grey), and
+//! each policy's legend gives its median and 90th-percentile decision step as ratios to the
+//! oracle cost. Written as `decisions.{svg,png}`.
 
 use std::path::{Path, PathBuf};
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::decision_ratios::ratio_text;
 use super::figure::{FONT, Figure, draw_curve, draw_legend, write_figure};
 use super::summary::Summary;
 use crate::bandit::DEFAULT_DELTA;
@@ -54,13 +57,35 @@ impl Figure for DecisionFigure {
                 RGBColor(150, 150, 150).stroke_width(1),
             ))
             .map_err(err)?;
+        // The limit of the first policy that has one (delta may differ between policies; the
+        // legend's ratios are each policy's own).
+        if let Some(d) = summary.policies.iter().find_map(|p| p.decision_limit) {
+            for (x, colour) in [
+                (d.oracle_cost, RGBColor(0, 0, 0)),
+                (d.lower_bound, RGBColor(150, 150, 150)),
+            ] {
+                if x > 1.0 && x < steps {
+                    let dots = DashedLineSeries::new([(x, 0.0), (x, 1.02)], 2, 4, colour.into());
+                    chart.draw_series(dots).map_err(err)?;
+                }
+            }
+        }
         for (i, p) in summary.policies.iter().enumerate() {
             let decided = p
                 .checkpoints
                 .iter()
                 .map(|c| (c.step as f64, c.decided))
                 .collect();
-            let colour = draw_curve(&mut chart, i, &p.policy, decided, None)?;
+            let label = match &p.decision_limit {
+                Some(d) => format!(
+                    "{} (median {}, p90 {} the oracle)",
+                    p.policy,
+                    ratio_text(d.to_oracle.median),
+                    ratio_text(d.to_oracle.p90)
+                ),
+                None => p.policy.clone(),
+            };
+            let colour = draw_curve(&mut chart, i, &label, decided, None)?;
             let wrong: Vec<(f64, f64)> = p
                 .checkpoints
                 .iter()

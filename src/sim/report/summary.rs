@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::decision_ratios::DecisionRatios;
 use crate::interleave::Method;
 use crate::sim::run::{RegretKind, RunRecord};
 
@@ -69,6 +70,10 @@ pub struct PolicySummary {
     /// The steps at which runs decided (absent when none did).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided_at: Option<DecidedSteps>,
+    /// On matrices with a Condorcet winner: the decision steps' median, 90th percentile and
+    /// maximum, and their ratios to the oracle cost and the lower bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision_limit: Option<DecisionRatios>,
 }
 
 /// When the runs that decided did so.
@@ -203,6 +208,7 @@ impl PolicySummary {
             steps_per_second: steps as f64 / (nanos.max(1) as f64 * 1e-9),
             checkpoints: points,
             decided_at: DecidedSteps::of(runs.iter().filter_map(|r| r.decided_at)),
+            decision_limit: DecisionRatios::of(runs),
         }
     }
 }
@@ -268,6 +274,41 @@ impl Summary {
         }
         out.flush()
     }
+
+    /// `decisions.csv`: one line per policy with its decision steps against the limit (written
+    /// only when some policy has one: a matrix with a Condorcet winner). Empty cells: beyond the
+    /// horizon.
+    pub fn write_decisions_csv(&self, path: &Path) -> std::io::Result<bool> {
+        if self.policies.iter().all(|p| p.decision_limit.is_none()) {
+            return Ok(false);
+        }
+        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+        writeln!(
+            out,
+            "policy,runs,steps,decided,oracle_cost,lower_bound,median_step,p90_step,max_step,\
+             median_to_oracle,p90_to_oracle,max_to_oracle,\
+             median_to_lower_bound,p90_to_lower_bound,max_to_lower_bound"
+        )?;
+        let cell = |x: Option<f64>| x.map_or_else(String::new, |x| x.to_string());
+        for p in &self.policies {
+            let Some(d) = &p.decision_limit else {
+                continue;
+            };
+            let decided = p.checkpoints.last().map_or(0.0, |c| c.decided);
+            let name = p.policy.replace('"', "\"\"");
+            write!(
+                out,
+                "\"{name}\",{},{},{decided},{},{}",
+                self.runs, self.steps, d.oracle_cost, d.lower_bound
+            )?;
+            for q in [d.steps, d.to_oracle, d.to_lower_bound] {
+                write!(out, ",{},{},{}", cell(q.median), cell(q.p90), cell(q.max))?;
+            }
+            writeln!(out)?;
+        }
+        out.flush()?;
+        Ok(true)
+    }
 }
 
 #[cfg(test)]
@@ -292,6 +333,7 @@ mod tests {
             clicks: Vec::new(),
             shown_ndcg: Vec::new(),
             steps: 10,
+            limit: None,
             nanos: 1000,
         }
     }

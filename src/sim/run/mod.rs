@@ -1,10 +1,11 @@
 //! Running a simulation: what answers a duel (`environment`), how late outcomes reach the
 //! policy (`feedback_timing`), one run and what it records (`duel_run`,
-//! `multileave_run`, `checkpoints`, `thread_clock`, `regret`), and many runs in
+//! `multileave_run`, `checkpoints`, `decision_limit`, `thread_clock`, `regret`), and many runs in
 //! parallel, reproducible whatever the thread count (`seeds`, `simulation`).
 
 mod checkpoints;
 pub mod conversions;
+mod decision_limit;
 mod decision_options;
 mod duel_run;
 mod environment;
@@ -16,6 +17,7 @@ mod seeds;
 mod simulation;
 mod thread_clock;
 
+pub use decision_limit::DecisionLimit;
 pub use decision_options::{DECISION_KEYS, split_decision};
 pub(crate) use duel_run::new_state;
 pub use environment::{Environment, Outcome};

@@ -2,6 +2,7 @@
 //! `steps_per_second` counts the steps and not the checkpoints' own work (the champion report is
 //! O(K^2)).
 
+use super::decision_limit::DecisionLimit;
 use super::environment::Environment;
 use super::regret::{Regret, RegretKind};
 use super::thread_clock::ThreadClock;
@@ -40,6 +41,9 @@ pub struct RunRecord {
     pub clicks: Vec<f64>,
     pub shown_ndcg: Vec<f64>,
     pub steps: u64,
+    /// The oracle cost and lower bound of the run's matrix at the run's delta (a preference
+    /// matrix with a Condorcet winner only).
+    pub limit: Option<DecisionLimit>,
     /// Thread CPU time spent in selection, update and environment draws (checkpoints excluded).
     pub nanos: u64,
 }
@@ -57,6 +61,7 @@ impl RunRecord {
             clicks: Vec::new(),
             shown_ndcg: Vec::new(),
             steps,
+            limit: None,
             nanos: 0,
         }
     }

@@ -4,6 +4,7 @@ use rand::SeedableRng;
 use rayon::prelude::*;
 
 use super::checkpoints::log_spaced;
+use super::decision_limit::DecisionLimit;
 use super::decision_options::split_decision;
 use super::duel_run::run_once;
 use super::environment::{Environment, MatrixEnvironment};
@@ -132,8 +133,12 @@ impl Simulation {
                 let matrix = plan.draw(&mut rng).map_err(SimError::Invalid)?;
                 let regret = Regret::of(&matrix);
                 let k = matrix.k();
+                let delta = split_decision(spec).map_err(SimError::Invalid)?.1.delta;
+                let limit = DecisionLimit::of(&matrix, delta);
                 let mut environment = MatrixEnvironment::new(matrix);
-                self.duel_run(spec, k, &mut environment, &regret, &mut rng)
+                let mut record = self.duel_run(spec, k, &mut environment, &regret, &mut rng)?;
+                record.limit = limit;
+                Ok(record)
             }
             DuelSource::Letor(plan) => {
                 let arms = plan.draw(&mut rng);

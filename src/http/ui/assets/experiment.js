@@ -70,12 +70,15 @@
     const shown = dec.decided ? [] : dec.possible_best.slice(0, ROWS_SHOWN);
     document.getElementById("possible-best").hidden = shown.length === 0;
     for (const c of shown) {
-      const calls = c.missing.slice(0, RIVALS_SHOWN).map((m) => {
-        if (m.comparisons === 0) return `${m.rival}: never compared`;
+      // The API lists what the decision needs most first, rivals never compared last: those
+      // are counted rather than named (early on they are most rivals, and alike).
+      const compared = c.missing.filter((m) => m.comparisons > 0);
+      const calls = compared.slice(0, RIVALS_SHOWN).map((m) => {
         const need = about(m.outcomes_needed);
         return `${m.rival}: ${pct(m.preference)} [${pct(m.lower)}, ${pct(m.upper)}] from ${number(m.comparisons)}` +
           (need ? `, ${need} more` : "");
       });
+      if (c.never_compared > 0) calls.push(`${number(c.never_compared)} never compared`);
       tbody.append(el("tr", { dataset: { ranker: c.ranker } },
         el("td", { className: "ranker" }, c.ranker),
         el("td", { className: "num" }, number(c.missing_total)),
