@@ -28,12 +28,16 @@ pub mod env {
     pub const TEST_CLOCK: &str = "JOUST_TEST_CLOCK";
     pub const WEBHOOK_CA_FILE: &str = "JOUST_WEBHOOK_CA_FILE";
     pub const WEBHOOK_ALLOW_NETWORKS: &str = "JOUST_WEBHOOK_ALLOW_NETWORKS";
+    pub const DATABASE_CA_FILE: &str = "JOUST_DATABASE_CA_FILE";
+    pub const TLS_CERT: &str = "JOUST_TLS_CERT";
+    pub const TLS_KEY: &str = "JOUST_TLS_KEY";
 }
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 pub const DEFAULT_DATA_DIR: &str = "./joust-data";
 
-#[derive(Debug, Clone, clap::Args)]
+/// `Debug` is written out below: the database URL carries a password and the keys are secrets.
+#[derive(Clone, clap::Args)]
 pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = env::LISTEN, default_value = DEFAULT_LISTEN)]
@@ -98,6 +102,44 @@ pub struct ServeArgs {
     /// non-public address is refused.
     #[arg(long, env = env::WEBHOOK_ALLOW_NETWORKS, value_delimiter = ',', value_parser = crate::engine::Egress::parse_network)]
     pub webhook_allow_networks: Vec<ipnet::IpNet>,
+    /// A PEM file of the CA certificates the database server's certificate must be issued by
+    /// (the same as `sslrootcert` in the database URL, which it overrides). Checked with
+    /// `sslmode=verify-ca` or `verify-full` in the URL.
+    #[arg(long, env = env::DATABASE_CA_FILE)]
+    pub database_ca_file: Option<PathBuf>,
+    /// Serve HTTPS with this PEM certificate chain (leaf first); needs --tls-key. The files are
+    /// read again when they change, so a renewed certificate needs no restart.
+    #[arg(long, env = env::TLS_CERT, requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, env = env::TLS_KEY, requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for ServeArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let hidden = |set: bool| if set { "<hidden>" } else { "<none>" };
+        f.debug_struct("ServeArgs")
+            .field("listen", &self.listen)
+            .field("data_dir", &self.data_dir)
+            .field("database_url", &hidden(self.database_url.is_some()))
+            .field("api_keys", &hidden(!self.api_keys.is_empty()))
+            .field("header_timeout_secs", &self.header_timeout_secs)
+            .field("body_timeout_secs", &self.body_timeout_secs)
+            .field("max_connections", &self.max_connections)
+            .field("max_experiment_memory_mb", &self.max_experiment_memory_mb)
+            .field("outcome_retention_days", &self.outcome_retention_days)
+            .field("history_interval_secs", &self.history_interval_secs)
+            .field("apply_pause_ms", &self.apply_pause_ms)
+            .field("metrics_max_experiments", &self.metrics_max_experiments)
+            .field("test_clock", &self.test_clock)
+            .field("webhook_ca_file", &self.webhook_ca_file)
+            .field("webhook_allow_networks", &self.webhook_allow_networks)
+            .field("database_ca_file", &self.database_ca_file)
+            .field("tls_cert", &self.tls_cert)
+            .field("tls_key", &self.tls_key)
+            .finish()
+    }
 }
 
 /// File descriptors kept free for what is not a client connection: the database pool, the
@@ -151,14 +193,18 @@ const CONNECT_PATIENCE: Duration = Duration::from_secs(7);
 /// Longest wait for one connection attempt (a host that drops packets never refuses).
 const CONNECT_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Connects to the database at `url`, retrying for a few seconds while it refuses connections or
-/// is starting up; a host name that does not resolve fails at once. Errors name the host, the
-/// port and what went wrong (never the password).
-async fn connect(url: &str) -> anyhow::Result<sqlx::PgPool> {
+/// Connects to the database at `url` (trusting `ca_file`'s CAs for its certificate, if given),
+/// retrying for a few seconds while it refuses connections or is starting up; a host name that
+/// does not resolve fails at once. Errors name the host, the port and what went wrong (never the
+/// password).
+async fn connect(url: &str, ca_file: Option<&std::path::Path>) -> anyhow::Result<sqlx::PgPool> {
     use sqlx::ConnectOptions;
     use std::str::FromStr;
-    let options = sqlx::postgres::PgConnectOptions::from_str(url)
+    let mut options = sqlx::postgres::PgConnectOptions::from_str(url)
         .map_err(|e| anyhow::anyhow!("the database URL is not valid: {e}"))?;
+    if let Some(ca_file) = ca_file {
+        options = options.ssl_root_cert(ca_file);
+    }
     let target = format!("{}:{}", options.get_host(), options.get_port());
     // A name that does not resolve will not resolve a moment later: fail now, not after retrying.
     if options.get_socket().is_none() {
@@ -243,6 +289,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         Some(path) => TrustedRoots::from_pem_file(path).map_err(anyhow::Error::msg)?,
         None => TrustedRoots::default(),
     };
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => {
+            Some(http::ServerTls::load(cert, key).map_err(anyhow::Error::msg)?)
+        }
+        _ => None,
+    };
     let file_limit = raise_file_limit();
     let limits = http::ConnectionLimits {
         header_timeout: Duration::from_secs(args.header_timeout_secs),
@@ -273,7 +325,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             url
         }
     };
-    let pool = connect(&url).await?;
+    let pool = connect(&url, args.database_ca_file.as_deref()).await?;
     // From here on the embedded server is restarted whenever it exits, until shutdown.
     let supervisor = embedded.map(|pg| {
         let pool = pool.clone();
@@ -284,7 +336,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             }
         })
     });
-    let result = serve_on(pool, &args, keys, limits, webhook_roots).await;
+    let result = serve_on(pool, &args, keys, limits, webhook_roots, tls.as_ref()).await;
     if let Some(supervisor) = supervisor {
         if let Err(e) = supervisor.stop().await {
             tracing::warn!(error = %e, "stopping the embedded Postgres failed");
@@ -299,6 +351,7 @@ async fn serve_on(
     keys: ApiKeys,
     limits: http::ConnectionLimits,
     webhook_roots: TrustedRoots,
+    tls: Option<&http::ServerTls>,
 ) -> anyhow::Result<()> {
     store::migrate(&pool).await.context("applying migrations")?;
     let options = EngineOptions {
@@ -330,11 +383,54 @@ async fn serve_on(
             ..Default::default()
         },
     );
-    tracing::info!(listen = %listener.local_addr()?, "joust is serving");
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let reload = tls.map(|tls| tls.spawn_reload(http::TLS_POLL_INTERVAL));
+    tracing::info!(listen = %listener.local_addr()?, scheme, "joust is serving");
     // A line on stdout that scripts can wait for.
-    println!("joust listening on http://{}", listener.local_addr()?);
-    http::serve_with(listener, engine.clone(), keys, limits, shutdown_signal()).await?;
+    println!("joust listening on {scheme}://{}", listener.local_addr()?);
+    http::serve_with(
+        listener,
+        engine.clone(),
+        keys,
+        limits,
+        tls,
+        shutdown_signal(),
+    )
+    .await?;
+    if let Some(reload) = reload {
+        reload.abort();
+    }
     pruner.abort();
     engine.shutdown().await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Serve {
+        #[command(flatten)]
+        args: ServeArgs,
+    }
+
+    #[test]
+    fn debug_output_shows_no_password_nor_key() {
+        let serve = Serve::try_parse_from([
+            "joust",
+            "--database-url",
+            "postgres://joust:hunter2-password@db/joust",
+            "--api-keys",
+            "admin:secret-admin-key-0123456789",
+        ])
+        .unwrap();
+        let keys = ApiKeys::parse(&serve.args.api_keys).unwrap();
+        for shown in [format!("{:?}", serve.args), format!("{keys:?}")] {
+            assert!(!shown.contains("hunter2"), "{shown}");
+            assert!(!shown.contains("secret-admin-key"), "{shown}");
+        }
+        assert!(format!("{:?}", serve.args).contains("database_url: \"<hidden>\""));
+    }
 }

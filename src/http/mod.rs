@@ -13,6 +13,7 @@ pub use stack::auth::ApiKeys;
 pub use stack::connections::{
     ConnectionLimits, DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
 };
+pub use stack::tls::{POLL_INTERVAL as TLS_POLL_INTERVAL, ServerTls};
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -154,17 +155,19 @@ pub async fn serve(
         engine,
         keys,
         ConnectionLimits::default(),
+        None,
         shutdown,
     )
     .await
 }
 
-/// [`serve`] with the given connection limits.
+/// [`serve`] with the given connection limits, over HTTPS when `tls` is given.
 pub async fn serve_with(
     listener: tokio::net::TcpListener,
     engine: Arc<Engine>,
     keys: ApiKeys,
     limits: ConnectionLimits,
+    tls: Option<&ServerTls>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let state = Arc::new(AppState {
@@ -172,5 +175,6 @@ pub async fn serve_with(
         keys,
         metrics: stack::telemetry::handle(),
     });
-    stack::connections::serve_connections(listener, app(state), limits, shutdown).await
+    let acceptor = tls.map(ServerTls::acceptor);
+    stack::connections::serve_connections(listener, app(state), limits, acceptor, shutdown).await
 }

@@ -152,8 +152,8 @@ impl EmbeddedError {
     }
 }
 
-/// A private Postgres server for this process. See the module docs.
-#[derive(Debug)]
+/// A private Postgres server for this process. See the module docs. (`Debug` leaves the password
+/// out.)
 pub struct EmbeddedPostgres {
     binaries: PgBinaries,
     paths: ClusterPaths,
@@ -165,6 +165,16 @@ pub struct EmbeddedPostgres {
     server: Option<ServerProcess>,
     /// This process's claim on the cluster (see `ClusterPaths::lock`), held while this value lives.
     _lock: std::fs::File,
+}
+
+impl std::fmt::Debug for EmbeddedPostgres {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddedPostgres")
+            .field("data", &self.paths.data)
+            .field("run_as", &self.run_as)
+            .field("port", &self.port)
+            .finish_non_exhaustive()
+    }
 }
 
 impl EmbeddedPostgres {

@@ -1071,3 +1071,64 @@ async fn an_internal_error_tells_the_client_only_where_to_look() {
     assert_eq!(s, StatusCode::OK);
     app.stop().await;
 }
+
+/// Names shown on the dashboard and in answers must read as what they are: a bidirectional
+/// override shows `abc\u{202E}fed` as `abcdef`, a zero-width space makes `bert` and `be\u{200B}rt`
+/// look alike. Both, and the other invisible formatting characters, are refused with 422 naming
+/// the character, in a new experiment's rankers, an added ranker and an experiment's name.
+#[tokio::test]
+async fn names_with_bidirectional_or_invisible_characters_are_refused() {
+    let app = spawn_app().await;
+    let id = app
+        .create_experiment(&["bm25", "bert"], json!({"name": "uniform"}))
+        .await;
+    let before = experiment_count(&app).await;
+    let spoofs = [
+        ("abc\u{202E}fed", "U+202E"),
+        ("be\u{200B}rt", "U+200B"),
+        ("bm\u{200D}25", "U+200D"),
+        ("\u{FEFF}bm25", "U+FEFF"),
+        ("bm25\u{2066}", "U+2066"),
+        ("bert\u{E0041}", "U+E0041"),
+        ("soft\u{00AD}hyphen", "U+00AD"),
+    ];
+    for (name, named) in spoofs {
+        for body in [
+            json!({"name": "n", "rankers": ["ok", name], "policy": {"name": "uniform"}}),
+            json!({"name": name, "rankers": ["a", "b"], "policy": {"name": "uniform"}}),
+        ] {
+            let (s, b) = app.post("/v1/experiments", body).await;
+            assert_eq!(
+                (s, error_code(&b)),
+                (StatusCode::UNPROCESSABLE_ENTITY, "invalid_name"),
+                "{name:?}: {b}"
+            );
+            let message = b["error"]["message"].as_str().unwrap();
+            assert!(message.contains(named), "{message}");
+            assert!(message.contains("bidirectional, zero-width"), "{message}");
+        }
+        let (s, b) = app.add_ranker(id, json!({"name": name})).await;
+        assert_eq!(
+            (s, error_code(&b)),
+            (StatusCode::UNPROCESSABLE_ENTITY, "invalid_name"),
+            "{name:?}: {b}"
+        );
+    }
+    assert_eq!(experiment_count(&app).await, before);
+    assert_eq!(
+        app.experiment(id).await["rankers"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    // Letters of any script, accents and symbols stay welcome.
+    let (s, b) = app
+        .post(
+            "/v1/experiments",
+            json!({"name": "évaluation", "rankers": ["Ранжир", "排序-β", "bm25 ★"], "policy": {"name": "uniform"}}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{b}");
+    app.stop().await;
+}

@@ -126,6 +126,41 @@ async fn team_draft_shows_both_teams_credits_clicks_and_records_once() {
     app.stop().await;
 }
 
+/// The token goes to the browser: a script that reads it must not learn which ranker drafted
+/// which shown document (it could click for the one it wants), yet the server credits clicks.
+#[tokio::test]
+async fn the_interleaving_token_shows_no_team_but_clicks_are_credited() {
+    use base64::Engine as _;
+    let app = spawn_app().await;
+    let id = experiment_with(&app, json!({"method": "team_draft"}), 3600).await;
+    let (token, pair) = distinct_duel(&app, id).await;
+    let a = ["first-ranker-doc-1", "first-ranker-doc-2"];
+    let b = ["second-ranker-doc-1", "second-ranker-doc-2"];
+    let body = json!({"duel_token": token, "lists": lists(&pair, &a, &b)});
+    let (s, il) = app.post("/v1/interleavings", body).await;
+    assert_eq!(s, StatusCode::OK, "{il}");
+    let itoken = il["interleaving_token"].as_str().unwrap();
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(itoken)
+        .expect("a token is base64url");
+    let readable = String::from_utf8_lossy(&bytes);
+    for word in ["teams", "ranker-doc", "{\""] {
+        assert!(
+            !readable.contains(word),
+            "`{word}` readable in {readable:?}"
+        );
+    }
+    let first = shown(&il)[0].clone();
+    let (s, r) = app.click_positions(&il, &[0]).await;
+    assert_eq!(s, StatusCode::OK, "{r}");
+    assert_eq!(
+        Some(r["winner"].as_str().unwrap().to_string()),
+        first.1,
+        "{r} {il}"
+    );
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn no_clicks_is_a_tie_and_positions_work_like_ids() {
     let app = spawn_app().await;

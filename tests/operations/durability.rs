@@ -237,6 +237,8 @@ async fn postgres_outage_refuses_outcomes_keeps_duels_and_recovers() {
         (s, error_code(&b)),
         (StatusCode::SERVICE_UNAVAILABLE, "not_ready")
     );
+    // The database's own error (its address, the OS error) goes to the log, not to callers.
+    assert_eq!(b["error"]["message"], "the database is unreachable", "{b}");
 
     pg.restart().await.expect("restart postgres");
     // The service recovers by itself: the refused outcomes can now be posted.

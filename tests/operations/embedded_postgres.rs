@@ -345,3 +345,17 @@ fn urls_get_their_database_replaced() {
     );
     assert_eq!(with_database("postgres://h/old", "new"), "postgres://h/new");
 }
+
+/// The cluster's directory and the server's log are its owner's alone: the log names users,
+/// databases and failed statements, and the directory holds the password file.
+#[tokio::test]
+async fn the_cluster_directory_and_its_log_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let (_pg, _url, dir) = private_server().await;
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    let root = dir.path().join("postgres");
+    assert_eq!(mode(&root), 0o700, "{}", root.display());
+    assert_eq!(mode(&root.join("server.log")), 0o600);
+    assert_eq!(mode(&root.join("password")), 0o600);
+    assert_eq!(mode(&root.join("data")), 0o700);
+}

@@ -1,8 +1,8 @@
 //! Running joust: the embedded Postgres, how an application commits, startup errors, durability
 //! and replicas, ownership moving when a replica dies, database outages (and the applications a
 //! crash of Postgres loses), connection limits, logs, outcome retention, the memory budget, heavy
-//! work beside light requests, one experiment's application beside another's outcomes, and the
-//! compose and Docker configuration.
+//! work beside light requests, one experiment's application beside another's outcomes, TLS to
+//! Postgres and HTTPS serving, and the compose and Docker configuration.
 //!
 //! One binary, so one embedded Postgres, for the group: `cargo test --release --test operations`.
 
@@ -24,3 +24,4 @@ mod memory_budget;
 mod outcome_retention;
 mod ownership;
 mod startup_errors;
+mod tls;

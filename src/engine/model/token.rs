@@ -9,10 +9,18 @@
 //! experiment (format 3) ends with the number of rankers and their indices. A duel issued for a
 //! unit or a segment (format 5) wraps either layout and adds the unit's keyed hash and the
 //! segment's index after it, so the tokens without them keep their exact bytes.
+//!
+//! An interleaving token goes to the browser, and its interleaving says which ranker drafted
+//! each shown document: read, it would let a script click for the ranker it wants. So it is
+//! encrypted, not only signed: ChaCha20-Poly1305 (ring's AEAD), under a key drawn for each token
+//! from the secret and 16 random bytes the token carries, so no key and nonce pair is ever used
+//! twice however many tokens are issued. Interleaving tokens of the earlier, signed-only formats
+//! (2 and 4) still verify, so those handed out before an upgrade keep working; none are issued.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
+use ring::aead;
 use sha2::Sha256;
 
 use crate::interleave::Interleaving;
@@ -37,6 +45,13 @@ const HAS_SEGMENT: u8 = 2;
 /// Bytes of a unit's keyed hash kept in tokens and outcome rows (128 bits: no collisions among
 /// any realistic number of units).
 pub const UNIT_HASH_LEN: usize = 16;
+/// First byte of an encrypted interleaving token: then its salt and the sealed signed-format
+/// payload (format 2 or 4 and what follows it, without the MAC).
+const SEALED_INTERLEAVING_FORMAT: u8 = 6;
+/// Random bytes of an encrypted token from which its key is drawn.
+const SALT_LEN: usize = 16;
+/// What the key of encrypted tokens is drawn from the secret with, so it differs from the MAC key.
+const SEALING_CONTEXT: &[u8] = b"joust interleaving token sealing v1";
 /// Bytes of the MAC kept in the token: 128 bits is ample against forgery.
 const MAC_LEN: usize = 16;
 const NONCE_LEN: usize = 16;
@@ -238,19 +253,40 @@ impl DuelClaims {
     }
 }
 
-/// Signs and verifies duel tokens with one secret.
+/// Signs and verifies duel tokens, and seals and opens interleaving tokens, with one secret.
 #[derive(Clone)]
 pub struct TokenSigner {
     /// The HMAC keyed once: keying hashes the key's inner and outer pads, which every token
     /// would otherwise pay again; a clone of the keyed state is a copy.
     keyed: HmacSha256,
+    /// The HMAC that draws each sealed token's key from its salt, keyed once likewise.
+    sealing: HmacSha256,
+}
+
+impl std::fmt::Debug for TokenSigner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TokenSigner { .. }")
+    }
 }
 
 impl TokenSigner {
     pub fn new(secret: &[u8]) -> Self {
-        TokenSigner {
-            keyed: HmacSha256::new_from_slice(secret).expect("HMAC takes keys of any length"),
-        }
+        let keyed = HmacSha256::new_from_slice(secret).expect("HMAC takes keys of any length");
+        let mut root = keyed.clone();
+        root.update(SEALING_CONTEXT);
+        let sealing = HmacSha256::new_from_slice(&root.finalize().into_bytes())
+            .expect("HMAC takes keys of any length");
+        TokenSigner { keyed, sealing }
+    }
+
+    /// The AEAD key of the sealed token with `salt`.
+    fn sealing_key(&self, salt: &[u8]) -> aead::LessSafeKey {
+        let mut mac = self.sealing.clone();
+        mac.update(salt);
+        let key = mac.finalize().into_bytes();
+        aead::LessSafeKey::new(
+            aead::UnboundKey::new(&aead::CHACHA20_POLY1305, &key).expect("a 32-byte key"),
+        )
     }
 
     fn mac(&self, payload: &[u8]) -> HmacSha256 {
@@ -314,10 +350,83 @@ pub struct InterleavingClaims {
 }
 
 impl TokenSigner {
-    /// An interleaving token: the duel's claims, then the interleaving as compact JSON, signed
-    /// together. Everything the click credit needs travels with the token, so the interleave call
-    /// writes nothing to the database.
+    /// An interleaving token: the duel's claims, then the interleaving as compact JSON, sealed
+    /// together (see the module docs). Everything the click credit needs travels with the token,
+    /// so the interleave call writes nothing to the database.
     pub fn sign_interleaving(&self, claims: &InterleavingClaims) -> String {
+        let format = match claims.duel.rankers {
+            DuelRankers::Pair { .. } => INTERLEAVING_FORMAT,
+            DuelRankers::Set(_) => MULTI_INTERLEAVING_FORMAT,
+        };
+        let mut bytes = vec![SEALED_INTERLEAVING_FORMAT];
+        let salt: [u8; SALT_LEN] = rand::random();
+        bytes.extend_from_slice(&salt);
+        let sealed_from = bytes.len();
+        bytes.push(format);
+        bytes.extend_from_slice(&claims.duel.encode());
+        serde_json::to_writer(&mut bytes, &claims.interleaving).expect("interleavings serialise");
+        let (header, payload) = bytes.split_at_mut(sealed_from);
+        // Each key seals one token, so the all-zero nonce is never reused under a key.
+        let tag = self
+            .sealing_key(&header[1..])
+            .seal_in_place_separate_tag(
+                aead::Nonce::assume_unique_for_key([0; aead::NONCE_LEN]),
+                aead::Aad::from(&header[..1]),
+                payload,
+            )
+            .expect("payloads are far below the AEAD's limit");
+        bytes.extend_from_slice(tag.as_ref());
+        URL_SAFE_NO_PAD.encode(bytes)
+    }
+
+    /// The claims of an interleaving token this service issued, or `None` for anything else.
+    pub fn verify_interleaving(&self, token: &str) -> Option<InterleavingClaims> {
+        let mut bytes = URL_SAFE_NO_PAD.decode(token.trim()).ok()?;
+        let signed = if *bytes.first()? == SEALED_INTERLEAVING_FORMAT {
+            if bytes.len() < 1 + SALT_LEN + aead::CHACHA20_POLY1305.tag_len() {
+                return None;
+            }
+            let (header, sealed) = bytes.split_at_mut(1 + SALT_LEN);
+            let opened = self
+                .sealing_key(&header[1..])
+                .open_in_place(
+                    aead::Nonce::assume_unique_for_key([0; aead::NONCE_LEN]),
+                    aead::Aad::from(&header[..1]),
+                    sealed,
+                )
+                .ok()?;
+            &*opened
+        } else {
+            // A signed-only token of the earlier formats.
+            if bytes.len() < 1 + MAC_LEN {
+                return None;
+            }
+            let (signed, tag) = bytes.split_at(bytes.len() - MAC_LEN);
+            self.mac(signed).verify_truncated_left(tag).ok()?;
+            signed
+        };
+        Self::read_interleaving(signed)
+    }
+
+    /// Reads an authenticated payload of format 2 or 4.
+    fn read_interleaving(signed: &[u8]) -> Option<InterleavingClaims> {
+        let (duel, len) = DuelClaims::decode_prefix(signed.get(1..)?)?;
+        // The outer format must name the payload's kind, so one token has one reading.
+        let expected = match duel.rankers {
+            DuelRankers::Pair { .. } => INTERLEAVING_FORMAT,
+            DuelRankers::Set(_) => MULTI_INTERLEAVING_FORMAT,
+        };
+        if signed[0] != expected {
+            return None;
+        }
+        let interleaving = serde_json::from_slice(&signed[1 + len..]).ok()?;
+        Some(InterleavingClaims { duel, interleaving })
+    }
+
+    /// A token of the earlier, signed-only interleaving format, as issued before tokens were
+    /// sealed (for the test that they still verify).
+    #[cfg(test)]
+    fn sign_interleaving_unsealed(&self, claims: &InterleavingClaims) -> String {
         let format = match claims.duel.rankers {
             DuelRankers::Pair { .. } => INTERLEAVING_FORMAT,
             DuelRankers::Set(_) => MULTI_INTERLEAVING_FORMAT,
@@ -328,27 +437,6 @@ impl TokenSigner {
         let tag = self.mac(&bytes).finalize().into_bytes();
         bytes.extend_from_slice(&tag[..MAC_LEN]);
         URL_SAFE_NO_PAD.encode(bytes)
-    }
-
-    /// The claims of an interleaving token this service signed, or `None` for anything else.
-    pub fn verify_interleaving(&self, token: &str) -> Option<InterleavingClaims> {
-        let bytes = URL_SAFE_NO_PAD.decode(token.trim()).ok()?;
-        if bytes.len() < 1 + MAC_LEN {
-            return None;
-        }
-        let (signed, tag) = bytes.split_at(bytes.len() - MAC_LEN);
-        self.mac(signed).verify_truncated_left(tag).ok()?;
-        let (duel, len) = DuelClaims::decode_prefix(&signed[1..])?;
-        // The outer format must name the payload's kind, so one signed token has one reading.
-        let expected = match duel.rankers {
-            DuelRankers::Pair { .. } => INTERLEAVING_FORMAT,
-            DuelRankers::Set(_) => MULTI_INTERLEAVING_FORMAT,
-        };
-        if signed[0] != expected {
-            return None;
-        }
-        let interleaving = serde_json::from_slice(&signed[1 + len..]).ok()?;
-        Some(InterleavingClaims { duel, interleaving })
     }
 }
 
@@ -518,6 +606,33 @@ mod tests {
         let s = TokenSigner::new(b"secret");
         let token = s.sign_interleaving(&interleaving_claims());
         assert_eq!(s.verify_interleaving(&token), Some(interleaving_claims()));
+    }
+
+    #[test]
+    fn interleaving_tokens_reveal_no_team_and_differ_each_time() {
+        let s = TokenSigner::new(b"secret");
+        let claims = interleaving_claims();
+        let token = s.sign_interleaving(&claims);
+        let bytes = URL_SAFE_NO_PAD.decode(&token).unwrap();
+        let plain = serde_json::to_vec(&claims.interleaving).unwrap();
+        assert!(String::from_utf8_lossy(&plain).contains("teams"));
+        // Not the JSON, nor any 6-byte piece of it, appears in the token.
+        for piece in plain.windows(6) {
+            assert!(
+                !bytes.windows(6).any(|w| w == piece),
+                "{:?} readable in the token",
+                String::from_utf8_lossy(piece)
+            );
+        }
+        assert_ne!(
+            s.sign_interleaving(&claims),
+            token,
+            "a fresh salt per token"
+        );
+        assert_eq!(s.verify_interleaving(&token), Some(claims.clone()));
+        // Tokens issued before sealing keep verifying.
+        let old = s.sign_interleaving_unsealed(&claims);
+        assert_eq!(s.verify_interleaving(&old), Some(claims));
     }
 
     #[test]

@@ -41,7 +41,40 @@ fn check_name(what: &str, name: &str) -> Result<(), EngineError> {
             ),
         ));
     }
+    if let Some(c) = name.chars().find(|&c| is_invisible_format(c)) {
+        return Err(EngineError::invalid(
+            ErrorCode::InvalidName,
+            format!(
+                "{what} may not hold bidirectional, zero-width or other invisible formatting characters (they make one name look like another), got U+{:04X} in {name:?}",
+                c as u32
+            ),
+        ));
+    }
     Ok(())
+}
+
+/// Characters that change how a name is displayed without being seen: the bidirectional
+/// controls (which reorder text: `abc\u{202E}fed` shows as `abcdef`), the zero-width spaces,
+/// joiners and invisible operators (which make two different names look alike), the soft
+/// hyphen, the byte-order mark and the invisible tag characters: Unicode's format characters
+/// (category Cf) that show as nothing. Refusing the joiners (U+200C, U+200D) also refuses emoji
+/// sequences and the spellings of a few scripts that use them: a name that is plain to read is
+/// worth more than those.
+fn is_invisible_format(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{061C}'
+            | '\u{180E}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206F}'
+            | '\u{FEFF}'
+            | '\u{FFF9}'..='\u{FFFB}'
+            | '\u{E0001}'
+            | '\u{E0020}'..='\u{E007F}'
+    )
 }
 
 /// A ranker name: a name that is not the outcome format's word for a tie, so that a win by every

@@ -17,7 +17,10 @@ pub async fn healthz() -> Response {
 pub async fn readyz(State(app): State<Arc<AppState>>) -> Result<Response, ApiError> {
     match app.engine.ready().await {
         Ok(()) => Ok(axum::Json(json!({ "status": "ready" })).into_response()),
-        Err(why) => Err(ApiError::new(ErrorCode::NotReady, why)),
+        Err(why) => {
+            tracing::warn!(detail = %why.detail, "not ready: {}", why.reason);
+            Err(ApiError::new(ErrorCode::NotReady, why.reason))
+        }
     }
 }
 

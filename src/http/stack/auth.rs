@@ -42,9 +42,16 @@ impl Scope {
 }
 
 /// The configured keys.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct ApiKeys {
     keys: HashMap<String, Scope>,
+}
+
+/// The scopes only: a key must not reach a log through `{:?}`.
+impl std::fmt::Debug for ApiKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.keys.values()).finish()
+    }
 }
 
 impl ApiKeys {

@@ -16,6 +16,10 @@
 //!   `accept` with "too many open files" in a loop while its own database connections and files
 //!   starve.
 //!
+//! With TLS ([`super::tls`]), each connection's handshake runs in its own task and must finish
+//! within the header timeout, so a client that stalls its handshake holds a slot no longer than
+//! one that stalls its headers.
+//!
 //! On shutdown every connection finishes its request in flight and closes.
 
 use hyper::body::Incoming;
@@ -26,6 +30,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
+use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
 
 /// Limits on the connections of one server.
@@ -59,12 +64,13 @@ pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(10);
 /// The cap when none is configured and the file limit allows it (see `serve::connection_cap`).
 pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
 
-/// Serves `app` on `listener` until `shutdown` resolves, then lets each connection finish its
-/// request in flight and waits for all of them to close.
+/// Serves `app` on `listener` (over TLS when `tls` is given) until `shutdown` resolves, then lets
+/// each connection finish its request in flight and waits for all of them to close.
 pub async fn serve_connections<S, B>(
     listener: TcpListener,
     app: S,
     limits: ConnectionLimits,
+    tls: Option<TlsAcceptor>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()>
 where
@@ -126,19 +132,19 @@ where
                 req
             },
         ));
-        let mut closing = closing_rx.clone();
+        let closing = closing_rx.clone();
+        let tls = tls.clone();
         tokio::spawn(async move {
-            let mut builder = hyper::server::conn::http1::Builder::new();
-            builder
-                .timer(TokioTimer::new())
-                .header_read_timeout(limits.header_timeout);
-            let conn = builder.serve_connection(TokioIo::new(stream), service);
-            tokio::pin!(conn);
-            tokio::select! {
-                _ = conn.as_mut() => {}
-                _ = closing.changed() => {
-                    conn.as_mut().graceful_shutdown();
-                    let _ = conn.await;
+            match tls {
+                None => serve_one(stream, service, limits, closing).await,
+                Some(acceptor) => {
+                    let handshake = acceptor.accept(stream);
+                    // A failed or stalled handshake is the client's problem, not the server's.
+                    if let Ok(Ok(stream)) =
+                        tokio::time::timeout(limits.header_timeout, handshake).await
+                    {
+                        serve_one(stream, service, limits, closing).await;
+                    }
                 }
             }
             drop(slot);
@@ -149,6 +155,36 @@ where
     // Every connection holds a slot until it closes.
     let _ = slots.acquire_many(limits.max_connections as u32).await;
     Ok(())
+}
+
+/// Serves HTTP/1.1 on one connection until it closes, or until `closing` asks it to finish its
+/// request in flight.
+async fn serve_one<I, S>(
+    stream: I,
+    service: S,
+    limits: ConnectionLimits,
+    mut closing: watch::Receiver<bool>,
+) where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    S: hyper::service::HttpService<Incoming> + Send + 'static,
+    S::Future: Send + 'static,
+    S::ResBody: Send + 'static,
+    <S::ResBody as hyper::body::Body>::Data: Send,
+    <S::ResBody as hyper::body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout);
+    let conn = builder.serve_connection(TokioIo::new(stream), service);
+    tokio::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => {}
+        _ = closing.changed() => {
+            conn.as_mut().graceful_shutdown();
+            let _ = conn.await;
+        }
+    }
 }
 
 fn is_connection_error(e: &std::io::Error) -> bool {

@@ -12,3 +12,4 @@ pub mod json;
 pub mod request_id;
 pub mod route_label;
 pub mod telemetry;
+pub mod tls;

@@ -43,11 +43,19 @@ impl ClusterPaths {
         }
     }
 
+    /// Creates the cluster directory, private to its owner (0700) however it was made before:
+    /// it holds the password file, the server's log (which names users, databases and failed
+    /// statements) and the data.
     pub(super) fn create_root(&self) -> Result<(), EmbeddedError> {
-        std::fs::create_dir_all(&self.root).map_err(EmbeddedError::io(format!(
-            "creating {}",
-            self.root.display()
-        )))
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::create_dir_all(&self.root)
+            .and_then(|()| {
+                std::fs::set_permissions(&self.root, std::fs::Permissions::from_mode(0o700))
+            })
+            .map_err(EmbeddedError::io(format!(
+                "creating {}",
+                self.root.display()
+            )))
     }
 
     /// Takes the cluster for this process: an exclusive `flock` on `joust.lock`, released by the
@@ -128,11 +136,19 @@ impl ClusterPaths {
         )))
     }
 
+    /// The server's log, readable by its owner only (0600), also when an earlier version made it
+    /// readable by all.
     pub(super) fn open_log(&self) -> Result<File, EmbeddedError> {
+        use std::os::unix::fs::PermissionsExt;
         OpenOptions::new()
             .create(true)
             .append(true)
+            .mode(0o600)
             .open(&self.log)
+            .and_then(|file| {
+                file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+                Ok(file)
+            })
             .map_err(EmbeddedError::io(format!("opening {}", self.log.display())))
     }
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -29,7 +29,8 @@ class ClientConfig:
     """
 
     base_url: str
-    api_key: str | None
+    # Left out of repr: a config printed in a log or a traceback must not show the key.
+    api_key: str | None = field(repr=False)
     timeout: float
     retries: int
     retry_backoff: float
