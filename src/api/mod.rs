@@ -11,6 +11,7 @@ mod experiments;
 mod interleavings;
 mod json_object;
 mod json_words;
+mod keys;
 mod non_null;
 mod outcomes;
 mod settings;
@@ -22,6 +23,7 @@ pub use experiments::{CreateExperiment, PatchExperiment, Status};
 pub use interleavings::{ClickRecord, ClicksInput, InterleaveInput, ShownDocument};
 pub use json_object::{Object, objects};
 pub use json_words::in_json_words;
+pub use keys::{CreateKey, CreateProject, CreatedKey, KeyScope, KeyView, ProjectView};
 pub use outcomes::{OutcomeInput, OutcomeRecord, PairOutcome, Rank};
 pub use settings::{
     Aggregation, BrowserClicks, DEFAULT_MAX_SEGMENTS, DEFAULT_WINDOW_SECONDS,
