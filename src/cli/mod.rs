@@ -5,6 +5,7 @@
 mod grid;
 mod interleaving_flags;
 mod keygen;
+mod keys;
 mod letor_gen;
 mod prefmatrix;
 mod serve;
@@ -77,6 +78,13 @@ enum Command {
     SimulateSegments(simulate_segments::SimulateSegmentsArgs),
     /// Print a new random API key (give it to `serve` as scope:KEY in --api-keys).
     Keygen,
+    /// Create, list and revoke the API keys a server stores (through its API, with an admin
+    /// key in JOUST_API_KEY).
+    ///
+    /// Example:
+    ///
+    ///   JOUST_API_KEY=$ADMIN joust keys create --scope ingest --project search --expires 90d
+    Keys(keys::KeysArgs),
     /// Estimate a preference matrix from learning-to-rank data by simulated interleaved
     /// comparisons (one ranker per feature), in the format `joust simulate --matrix` reads.
     Prefmatrix(PrefmatrixArgs),
@@ -117,6 +125,7 @@ fn run(command: Command) -> anyhow::Result<()> {
         Command::Prefmatrix(args) => prefmatrix::run(args),
         Command::LetorGen(args) => letor_gen::run(args),
         Command::Keygen => keygen::run(),
+        Command::Keys(args) => keys::run(args),
     }
 }
 

@@ -9,4 +9,6 @@ pub mod experiments;
 pub mod health;
 pub mod history;
 pub mod interleavings;
+pub mod keys;
 pub mod outcomes;
+pub mod projects;
