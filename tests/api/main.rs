@@ -21,6 +21,7 @@ mod metrics_browser;
 mod monitoring;
 mod multi_ranker;
 mod openapi;
+mod projects;
 mod protocol_errors;
 mod segments_browser;
 mod units_and_segments;
