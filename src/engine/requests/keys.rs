@@ -13,9 +13,9 @@ use rand::Rng;
 use crate::api::{CreateKey, CreatedKey, ErrorCode, KeyScope, KeyView, ProjectView};
 use crate::engine::runtime::{Reach, key_hash};
 use crate::engine::{Engine, EngineError};
+use crate::store;
 use crate::store::keys::{KeyRow, NewKey};
 use crate::store::projects::{self, DEFAULT_PROJECT, ProjectRow};
-use crate::store::{self};
 
 /// What every generated key starts with, so that a key found in a file or a log is recognised.
 pub const KEY_MARK: &str = "jk_";
