@@ -728,7 +728,7 @@ fn every_json_body_operation_documents_408_413_and_415() {
             }
         }
     }
-    assert_eq!(seen, 11, "JSON body operations");
+    assert_eq!(seen, 13, "JSON body operations");
 }
 
 /// The interleaving methods the spec accepts are the registry's, in its order.
