@@ -16,6 +16,8 @@ pub mod env {
     pub const DATA_DIR: &str = "JOUST_DATA_DIR";
     pub const DATABASE_URL: &str = "DATABASE_URL";
     pub const API_KEYS: &str = "JOUST_API_KEYS";
+    pub const API_KEYS_FILE: &str = "JOUST_API_KEYS_FILE";
+    pub const METRICS_REQUIRE_KEY: &str = "JOUST_METRICS_REQUIRE_KEY";
     pub const LOG_FORMAT: &str = "JOUST_LOG_FORMAT";
     pub const HEADER_TIMEOUT: &str = "JOUST_HEADER_TIMEOUT_SECS";
     pub const BODY_TIMEOUT: &str = "JOUST_BODY_TIMEOUT_SECS";
@@ -52,6 +54,14 @@ pub struct ServeArgs {
     /// Required when listening on anything but loopback. Make a key with `joust keygen`.
     #[arg(long, env = env::API_KEYS, hide_env_values = true, default_value = "")]
     pub api_keys: String,
+    /// A file of API keys, `scope:key` a line (or separated by commas; `#` starts a comment
+    /// line), added to --api-keys: keys given so do not show in `ps` or the environment. Read
+    /// at startup.
+    #[arg(long, env = env::API_KEYS_FILE)]
+    pub api_keys_file: Option<PathBuf>,
+    /// Answer /metrics only to a global read or admin key (its series cover every project).
+    #[arg(long, env = env::METRICS_REQUIRE_KEY)]
+    pub metrics_require_key: bool,
     /// Seconds a client has to send a request's headers, counted from when the connection is
     /// ready for a request; so also how long a keep-alive connection may stay idle.
     #[arg(long, env = env::HEADER_TIMEOUT, default_value_t = http::DEFAULT_HEADER_TIMEOUT.as_secs())]
@@ -270,11 +280,25 @@ pub async fn shutdown_signal() {
     tracing::info!("shutting down: finishing in-flight requests");
 }
 
+/// The keys of --api-keys and --api-keys-file, with the /metrics setting.
+fn configured_keys(args: &ServeArgs) -> anyhow::Result<ApiKeys> {
+    let mut text = args.api_keys.clone();
+    if let Some(path) = &args.api_keys_file {
+        let file = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read the API keys file {}", path.display()))?;
+        text.push('\n');
+        text.push_str(&file);
+    }
+    let keys = ApiKeys::parse(&text).map_err(anyhow::Error::msg)?;
+    Ok(keys.with_metrics_key(args.metrics_require_key))
+}
+
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
-    let keys = ApiKeys::parse(&args.api_keys).map_err(anyhow::Error::msg)?;
+    let keys = configured_keys(&args)?;
     if keys.is_empty() && !args.listen.ip().is_loopback() {
         anyhow::bail!(
-            "listening on {} needs API keys: set --api-keys or {} (make a key with `joust keygen`)",
+            "listening on {} needs API keys: set --api-keys, {} or --api-keys-file (make a key \
+             with `joust keygen`)",
             args.listen,
             env::API_KEYS
         );

@@ -50,6 +50,16 @@ error_codes! {
     Unauthorized = "unauthorized", Some(401);
     Forbidden = "forbidden", Some(403);
 
+    // Projects and keys.
+    /// A project that does not exist, or that the key does not reach.
+    UnknownProject = "unknown_project", Some(404);
+    /// A project name already taken.
+    ProjectExists = "project_exists", Some(409);
+    /// A key id that does not exist, or that the key does not reach.
+    UnknownKey = "unknown_key", Some(404);
+    /// A key request out of range: an expiry in the past, a name too long.
+    InvalidKey = "invalid_key", Some(422);
+
     // Experiments and rankers.
     UnknownExperiment = "unknown_experiment", Some(404);
     UnknownRanker = "unknown_ranker", Some(422);

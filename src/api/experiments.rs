@@ -16,6 +16,9 @@ use crate::bandit::{PolicySpec, TieRule};
 #[serde(deny_unknown_fields)]
 pub struct CreateExperiment {
     pub name: String,
+    /// The project's name: omitted, the key's project (the `default` project for a global key).
+    #[serde(default, deserialize_with = "non_null")]
+    pub project: Option<String>,
     pub rankers: Vec<String>,
     /// The bandit policy; when omitted, `auto` (its current version), or `self_sparring` above
     /// two rankers per query ([`PolicySpec::recorded`]).

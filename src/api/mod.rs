@@ -12,6 +12,7 @@ mod export;
 mod interleavings;
 mod json_object;
 mod json_words;
+mod keys;
 mod non_null;
 mod outcomes;
 mod settings;
@@ -26,6 +27,7 @@ pub use export::{
 pub use interleavings::{ClickRecord, ClicksInput, InterleaveInput, ShownDocument};
 pub use json_object::{Object, objects};
 pub use json_words::in_json_words;
+pub use keys::{CreateKey, CreateProject, CreatedKey, KeyScope, KeyView, ProjectView};
 pub use outcomes::{OutcomeInput, OutcomeRecord, PairOutcome, Rank};
 pub use settings::{
     Aggregation, BrowserClicks, DEFAULT_MAX_SEGMENTS, DEFAULT_WINDOW_SECONDS,

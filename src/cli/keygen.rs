@@ -1,11 +1,8 @@
 //! `joust keygen`: a new random API key.
 
-use rand::Rng;
-
-/// Prints 24 random bytes as hex: a key for `serve --api-keys scope:KEY`.
+/// Prints a key of 256 random bits, as stored keys are made: a key for
+/// `serve --api-keys scope:KEY`.
 pub fn run() -> anyhow::Result<()> {
-    let bytes: [u8; 24] = rand::rng().random();
-    let key: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    println!("{key}");
+    println!("{}", crate::engine::new_key());
     Ok(())
 }

@@ -6,6 +6,7 @@ mod export;
 mod grid;
 mod interleaving_flags;
 mod keygen;
+mod keys;
 mod letor_gen;
 mod prefmatrix;
 mod serve;
@@ -81,6 +82,13 @@ enum Command {
     /// Write an experiment's outcomes or conversions to an NDJSON or CSV file, from a running
     /// service or straight from its database.
     Export(export::ExportArgs),
+    /// Create, list and revoke the API keys a server stores (through its API, with an admin
+    /// key in JOUST_API_KEY).
+    ///
+    /// Example:
+    ///
+    ///   JOUST_API_KEY=$ADMIN joust keys create --scope ingest --project search --expires 90d
+    Keys(keys::KeysArgs),
     /// Estimate a preference matrix from learning-to-rank data by simulated interleaved
     /// comparisons (one ranker per feature), in the format `joust simulate --matrix` reads.
     Prefmatrix(PrefmatrixArgs),
@@ -122,6 +130,7 @@ fn run(command: Command) -> anyhow::Result<()> {
         Command::LetorGen(args) => letor_gen::run(args),
         Command::Keygen => keygen::run(),
         Command::Export(args) => export::run(args),
+        Command::Keys(args) => keys::run(args),
     }
 }
 

@@ -11,6 +11,13 @@ pub enum EngineError {
     Invalid { code: ErrorCode, message: String },
     #[error("experiment {0} does not exist")]
     UnknownExperiment(i64),
+    /// Something other than an experiment that does not exist or is out of the caller's reach
+    /// (404).
+    #[error("{message}")]
+    Missing { code: ErrorCode, message: String },
+    /// The caller's key may not do this (403).
+    #[error("{0}")]
+    Forbidden(String),
     #[error("experiment has no ranker named `{0}`")]
     UnknownRanker(String),
     /// The request conflicts with the experiment's current state (409).

@@ -26,11 +26,14 @@ pub use model::{
     tie_rule_str, verdicts,
 };
 pub use requests::{
-    DEFAULT_MAX_EXPERIMENTS, ExperimentCounters, IssuedDuel, IssuedInterleaving, MAX_BATCH,
-    MAX_CONVERSION_BATCH, MAX_POINTS, MetricCounters, check_batch,
+    DEFAULT_MAX_EXPERIMENTS, ExperimentCounters, IssuedDuel, IssuedInterleaving, KEY_MARK,
+    MAX_BATCH, MAX_CONVERSION_BATCH, MAX_POINTS, MetricCounters, check_batch, new_key,
+};
+pub use runtime::{
+    DEFAULT_BUDGET_BYTES, KEY_REFRESH, KeyGrant, KeyHash, KeyRing, Reach, Retention, key_hash,
+    offload, spawn_retention,
 };
 pub use requests::{ExportLabels, ExportPage, export_page, kind_name as export_kind_name};
-pub use runtime::{DEFAULT_BUDGET_BYTES, Retention, offload, spawn_retention};
 pub use webhooks::{DeliveryLimits, Egress, NameLookup, RetryPolicy, TrustedRoots};
 
 use rand::Rng;
@@ -115,6 +118,8 @@ pub struct Engine {
     window_states: WindowStates,
     /// Each experiment's segment labels known to this replica (`requests::segments`).
     segment_labels: SegmentLabels,
+    /// The API keys stored in the database (`runtime::key_ring`).
+    key_ring: KeyRing,
 }
 
 impl Engine {
@@ -176,7 +181,15 @@ impl Engine {
             unit_key: UnitKey::new(unit_secret.as_bytes()),
             window_states: WindowStates::default(),
             segment_labels: SegmentLabels::default(),
+            key_ring: KeyRing::default(),
         });
+        // Keys are read before the first request, so that a server with stored keys is never
+        // taken for one without; if the database does not answer now, nothing is open until
+        // the loop reads them.
+        if let Err(e) = engine.key_ring.reload(&engine.pool).await {
+            tracing::warn!(error = %e, "could not read the API keys at startup");
+        }
+        tokio::spawn(runtime::key_refresh_loop(Arc::downgrade(&engine)));
         // A fresh replica knows every listed origin before it serves a preflight; if the
         // database does not answer now, the refresh loop reads them once it does.
         if let Err(e) = engine.refresh_once().await {
@@ -233,12 +246,22 @@ impl Engine {
         result
     }
 
-    /// The cached snapshot of an experiment, loading it on first use.
+    /// The cached snapshot of an experiment, loading it on first use. An experiment out of the
+    /// current request's reach is answered as unknown ([`Reach`]).
     pub async fn snapshot(&self, id: i64) -> Result<Arc<Snapshot>, EngineError> {
-        match self.cache.get(id) {
-            Some(s) => Ok(s),
-            None => self.reload(id).await,
+        let snap = match self.cache.get(id) {
+            Some(s) => s,
+            None => self.reload(id).await?,
+        };
+        if !Reach::current().covers(snap.project_id) {
+            return Err(EngineError::UnknownExperiment(id));
         }
+        Ok(snap)
+    }
+
+    /// The API keys stored in the database, as this replica last read them.
+    pub fn key_ring(&self) -> &KeyRing {
+        &self.key_ring
     }
 
     /// The cached snapshot of an experiment once it reflects every outcome this replica

@@ -26,8 +26,8 @@ use tower_http::compression::predicate::{NotForContentType, Predicate, SizeAbove
 use crate::api::ErrorCode;
 use crate::engine::Engine;
 use routes::{
-    clicks, clock, conversions, duels, experiments, export, health, history, interleavings,
-    outcomes,
+    clicks, clock, conversions, duels, experiments, export, health, history, interleavings, keys,
+    outcomes, projects,
 };
 use stack::error::ApiError;
 use stack::{front, route_label};
@@ -80,6 +80,9 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/conversions/batch", post(conversions::batch))
         .route("/v1/admin/clock", get(clock::get).put(clock::put))
         .route("/v1/key", get(stack::auth::describe))
+        .route("/v1/keys", post(keys::create).get(keys::list))
+        .route("/v1/keys/{key_id}", delete(keys::revoke))
+        .route("/v1/projects", post(projects::create).get(projects::list))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/metrics", get(health::metrics))
@@ -137,7 +140,7 @@ pub fn app(
             ),
         )
         // Request ids, the panic catcher, the access log and the request metrics, in one layer.
-        .layer(front::FrontLayer::default())
+        .layer(front::FrontLayer::with_keys(state.clone()))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .service(router(state))
 }

@@ -10,6 +10,8 @@ use super::StoreError;
 #[derive(Debug, Clone)]
 pub struct ExperimentRow {
     pub id: i64,
+    /// The project it belongs to.
+    pub project_id: i64,
     pub name: String,
     pub status: String,
     pub policy: Value,
@@ -51,6 +53,7 @@ pub struct RankerRow {
 
 /// What creating an experiment writes.
 pub struct NewExperiment<'a> {
+    pub project_id: i64,
     pub name: &'a str,
     pub rankers: &'a [String],
     pub policy: Value,
@@ -77,8 +80,9 @@ pub async fn insert(pool: &PgPool, new: NewExperiment<'_>) -> Result<i64, StoreE
         "INSERT INTO experiments
              (name, status, policy, tie_rule, interleaving, attribution_window_secs, seed,
               rankers_per_query, browser_click_origins, decision, stop_rule, webhook_url,
-              webhook_secret, metrics, primary_metric, units, max_segments)
-         VALUES ($1, 'running', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+              webhook_secret, metrics, primary_metric, units, max_segments, project_id)
+         VALUES ($1, 'running', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
+                 $17)
          RETURNING id",
     )
     .bind(new.name)
@@ -97,6 +101,7 @@ pub async fn insert(pool: &PgPool, new: NewExperiment<'_>) -> Result<i64, StoreE
     .bind(&new.primary_metric)
     .bind(&new.units)
     .bind(new.max_segments)
+    .bind(new.project_id)
     .fetch_one(&mut *tx)
     .await?;
     let idx: Vec<i32> = (0..new.rankers.len() as i32).collect();
@@ -123,6 +128,7 @@ pub async fn insert(pool: &PgPool, new: NewExperiment<'_>) -> Result<i64, StoreE
 fn experiment_from_row(row: &sqlx::postgres::PgRow) -> Result<ExperimentRow, sqlx::Error> {
     Ok(ExperimentRow {
         id: row.try_get("id")?,
+        project_id: row.try_get("project_id")?,
         name: row.try_get("name")?,
         status: row.try_get("status")?,
         policy: row.try_get("policy")?,
@@ -145,7 +151,7 @@ fn experiment_from_row(row: &sqlx::postgres::PgRow) -> Result<ExperimentRow, sql
     })
 }
 
-const EXPERIMENT_COLUMNS: &str = "id, name, status, policy, tie_rule, interleaving, rankers_per_query, attribution_window_secs, \
+const EXPERIMENT_COLUMNS: &str = "id, project_id, name, status, policy, tie_rule, interleaving, rankers_per_query, attribution_window_secs, \
      seed, created_at, browser_click_origins, decision, stop_rule, webhook_url, final_decision, \
      announced_winners, metrics, primary_metric, units, max_segments";
 
@@ -163,14 +169,22 @@ pub async fn get<'e, E: sqlx::PgExecutor<'e>>(
     Ok(row.as_ref().map(experiment_from_row).transpose()?)
 }
 
-/// Live experiments with id > `after`, oldest first.
-pub async fn list(pool: &PgPool, after: i64, limit: i64) -> Result<Vec<ExperimentRow>, StoreError> {
+/// Live experiments with id > `after`, oldest first: of project `only`, or of every project
+/// when `None`.
+pub async fn list(
+    pool: &PgPool,
+    after: i64,
+    limit: i64,
+    only: Option<i64>,
+) -> Result<Vec<ExperimentRow>, StoreError> {
     let rows = sqlx::query(&format!(
         "SELECT {EXPERIMENT_COLUMNS} FROM experiments
-         WHERE deleted_at IS NULL AND id > $1 ORDER BY id LIMIT $2"
+         WHERE deleted_at IS NULL AND id > $1 AND ($3::bigint IS NULL OR project_id = $3)
+         ORDER BY id LIMIT $2"
     ))
     .bind(after)
     .bind(limit)
+    .bind(only)
     .fetch_all(pool)
     .await?;
     Ok(rows

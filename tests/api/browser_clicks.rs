@@ -10,8 +10,8 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::time::Duration;
 
-const ADMIN: &str = "admin-key-0123456789";
-const INGEST: &str = "ingest-key-0123456789";
+const ADMIN: &str = "admin-key-0123456789-abcdefghij";
+const INGEST: &str = "ingest-key-0123456789-abcdefghij";
 const SITE: &str = "https://search.example.com";
 const OTHER_SITE: &str = "http://localhost:5173";
 

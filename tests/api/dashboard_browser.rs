@@ -287,8 +287,8 @@ async fn a_multi_ranker_experiment_shows_its_queries_as_pairs() {
     app.stop().await;
 }
 
-const ADMIN: &str = "admin-key-0123456789";
-const READ: &str = "read-key-0123456789ab";
+const ADMIN: &str = "admin-key-0123456789-abcdefghij";
+const READ: &str = "read-key-0123456789-abcdefghij";
 
 #[tokio::test]
 async fn api_keys_are_asked_for_and_only_admin_keys_see_actions() {

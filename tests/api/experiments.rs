@@ -680,9 +680,9 @@ async fn rankers_can_be_added_and_retired() {
 #[tokio::test]
 async fn api_keys_are_scoped() {
     let db = postgres::fresh_database().await;
-    let admin = "admin-key-0123456789";
-    let ingest = "ingest-key-0123456789";
-    let read = "read-key-0123456789ab";
+    let admin = "admin-key-0123456789-abcdefghij";
+    let ingest = "ingest-key-0123456789-abcdefghij";
+    let read = "read-key-0123456789-abcdefghij";
     let keys = format!("admin:{admin},ingest:{ingest},read:{read}");
     let app = spawn_app_on(&db, &keys).await;
     let (s, b) = app

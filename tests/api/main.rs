@@ -22,6 +22,7 @@ mod metrics_browser;
 mod monitoring;
 mod multi_ranker;
 mod openapi;
+mod projects;
 mod protocol_errors;
 mod segments_browser;
 mod units_and_segments;

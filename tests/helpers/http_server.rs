@@ -53,6 +53,20 @@ pub async fn spawn_app_with(
     keys: &str,
     options: joust::engine::EngineOptions,
 ) -> TestApp {
+    let keys = joust::http::ApiKeys::parse(keys).unwrap();
+    spawn_app_with_options(db_url, keys, options).await
+}
+
+/// A server on the given database with these keys (and their settings).
+pub async fn spawn_app_with_keys(db_url: &str, keys: joust::http::ApiKeys) -> TestApp {
+    spawn_app_with_options(db_url, keys, test_options()).await
+}
+
+async fn spawn_app_with_options(
+    db_url: &str,
+    keys: joust::http::ApiKeys,
+    options: joust::engine::EngineOptions,
+) -> TestApp {
     let pool = joust::store::pool_options()
         .connect(db_url)
         .await
@@ -64,7 +78,6 @@ pub async fn spawn_app_with(
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
-    let keys = joust::http::ApiKeys::parse(keys).unwrap();
     let task = tokio::spawn(async move {
         joust::http::serve(listener, Arc::clone(&engine), keys, async {
             let _ = stopped.await;

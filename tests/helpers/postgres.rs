@@ -35,6 +35,17 @@ pub async fn fresh_database() -> String {
     with_database(&shared.admin_url, &name)
 }
 
+/// A fresh database with no migration applied (for tests of the migrations themselves).
+pub async fn empty_database() -> String {
+    let shared = shared();
+    let name = format!("{}_{}", shared.prefix, next_id());
+    create_database(&shared.admin_url, &name, None).await;
+    if shared.external {
+        EXTERNAL_DATABASES.lock().unwrap().push(name.clone());
+    }
+    with_database(&shared.admin_url, &name)
+}
+
 /// A private server for tests that must stop and restart Postgres (not shared with other tests).
 /// Returns the server, the URL of a fresh migrated database on it, and the guard of its directory.
 pub async fn private_server() -> (EmbeddedPostgres, String, TempDir) {

@@ -114,3 +114,87 @@ async fn the_debug_level_logs_every_request() {
     assert!(access[1].contains(" INFO "), "{}", access[1]);
     assert_fields(access[1], "GET", "/v1/experiments/{id}", 404);
 }
+
+/// Access lines name the key that acted: a configured key (given in a file, so not on the
+/// command line) by its place, a stored key by its id, and `-` for a refused one.
+#[tokio::test]
+async fn access_lines_name_the_key() {
+    let db = postgres::fresh_database().await;
+    let dir = std::env::temp_dir().join(format!("joust-logs-keys-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log_path = dir.join("joust.log");
+    let keys_path = dir.join("keys");
+    let admin = "admin-key-for-the-log-test-0123456789";
+    std::fs::write(
+        &keys_path,
+        format!("# the log test's keys\nadmin:{admin}\n"),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_joust"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--api-keys-file"])
+        .arg(&keys_path)
+        .env("DATABASE_URL", &db)
+        .env_remove("RUST_LOG")
+        .env_remove("JOUST_API_KEYS")
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log_path).unwrap())
+        .spawn()
+        .expect("spawn joust serve");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line
+        .trim()
+        .strip_prefix("joust listening on ")
+        .unwrap()
+        .to_string();
+    let client = reqwest::Client::new();
+    let missing = format!("{base}/v1/experiments/424242");
+    let created: serde_json::Value = client
+        .post(format!("{base}/v1/keys"))
+        .bearer_auth(admin)
+        .json(&serde_json::json!({"scope": "read"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let stored = created["key"].as_str().unwrap();
+    for key in [admin, stored, "not-a-key"] {
+        let s = client
+            .get(&missing)
+            .bearer_auth(key)
+            .send()
+            .await
+            .unwrap()
+            .status();
+        assert!(s == 404 || s == 401, "{s}");
+    }
+    // SAFETY: signals a child process this test started and has not reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
+        .await
+        .unwrap();
+    assert!(status.success());
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    let access = access_lines(&log);
+    assert_eq!(access.len(), 3, "{log}");
+    assert!(access[0].contains("key=config-1"), "{}", access[0]);
+    assert!(
+        access[1].contains(&format!("key={}", created["id"])),
+        "{}",
+        access[1]
+    );
+    assert!(
+        access[2].contains("key=-") && access[2].contains("status=401"),
+        "{}",
+        access[2]
+    );
+    assert!(
+        !log.contains(admin) && !log.contains(stored),
+        "a key in the log:\n{log}"
+    );
+}

@@ -19,8 +19,12 @@ import {
 import { removeDataDir, startJoust, type JoustServer } from "./support/joust-server.ts";
 import { eventually } from "./support/wait.ts";
 
-// K1, K2 and K3 of the brief, padded to the 16 characters the service asks of a key.
-const keys = { admin: "K1-admin-0000000", ingest: "K2-ingest-000000", read: "K3-read-00000000" };
+// K1, K2 and K3, long enough for the entropy the service asks of a configured key.
+const keys = {
+  admin: "K1-admin-key-for-tests-0123456789",
+  ingest: "K2-ingest-key-for-tests-0123456789",
+  read: "K3-read-key-for-tests-0123456789",
+};
 
 /** Each ranker's results for a query, made up from its name, with one document in common. */
 function listsFor(rankers: readonly string[]): Record<string, string[]> {

@@ -20,7 +20,10 @@ import { startPageServer, type PageServer } from "./support/page-server.ts";
 import { eventually } from "./support/wait.ts";
 
 const chromiumPath = process.env.CHROMIUM ?? "/usr/bin/chromium";
-const keys = { admin: "browser-admin-key-1", ingest: "browser-ingest-key-2" };
+const keys = {
+  admin: "browser-admin-key-for-tests-0123456789",
+  ingest: "browser-ingest-key-for-tests-0123456789",
+};
 
 /** The page's module, as the page sees it. */
 interface PageWindow {

@@ -71,6 +71,8 @@ struct PersistedPolicyRef<'a> {
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     pub id: i64,
+    /// The project it belongs to (see `runtime::reach`).
+    pub project_id: i64,
     pub name: String,
     pub status: Status,
     pub policy: PolicySpec,
@@ -227,6 +229,7 @@ impl Snapshot {
             .collect();
         Ok(Snapshot {
             id: e.id,
+            project_id: e.project_id,
             name: e.name.clone(),
             status,
             policy,

@@ -10,7 +10,7 @@ use crate::store::{self, experiments};
 use crate::api::{CreateExperiment, ErrorCode, PatchExperiment, Status, in_json_words};
 use crate::engine::apply::after_patch;
 use crate::engine::model::{PersistedPolicy, Snapshot, TIE, tie_rule_str};
-use crate::engine::runtime::{check_memory_budget, offload};
+use crate::engine::runtime::{Reach, check_memory_budget, offload};
 use crate::engine::settings::{InterleavingConfig, Metrics};
 use crate::engine::{Engine, EngineError};
 use std::sync::Arc;
@@ -102,11 +102,11 @@ fn refuse_if_concluded(snap: &Snapshot) -> Result<(), EngineError> {
 }
 
 impl Engine {
-    /// Live experiments with id greater than `after`.
+    /// Live experiments with id greater than `after`, of the projects the request reaches.
     pub async fn list(&self, after: i64, limit: i64) -> Result<Vec<Arc<Snapshot>>, EngineError> {
         self.require_db()?;
         let rows = self.observe(
-            experiments::list(&self.pool, after, limit)
+            experiments::list(&self.pool, after, limit, Reach::current().project())
                 .await
                 .map_err(EngineError::from),
         )?;
@@ -140,6 +140,7 @@ impl Engine {
         req: CreateExperiment,
     ) -> Result<std::sync::Arc<Snapshot>, EngineError> {
         check_name("name", &req.name)?;
+        let project_id = self.project_for(req.project.as_deref()).await?;
         let k = req.rankers.len();
         if !(2..=MAX_RANKERS).contains(&k) {
             return Err(EngineError::invalid(
@@ -239,6 +240,7 @@ impl Engine {
         let id = experiments::insert(
             &self.pool,
             experiments::NewExperiment {
+                project_id,
                 name: &req.name,
                 rankers: &req.rankers,
                 policy: serde_json::to_value(&policy).expect("spec serialises"),

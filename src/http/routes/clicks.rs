@@ -18,7 +18,7 @@ use crate::api::ErrorCode;
 use crate::api::{ClickRecord, ClicksInput};
 
 use crate::http::AppState;
-use crate::http::stack::auth::{ApiKeys, Scope};
+use crate::http::stack::auth::{self, ApiKeys, Scope};
 use crate::http::stack::error::ApiError;
 use crate::http::stack::json::JsonOrText;
 
@@ -54,10 +54,12 @@ async fn record(
     origin: Option<&str>,
 ) -> (Result<ClickRecord, ApiError>, bool) {
     // Without a key (on a server that has keys) only the token can make the request acceptable.
-    let token_only = !app.keys.is_empty() && !ApiKeys::presented(req.headers());
-    let open = app.keys.is_empty();
+    let open = app.keys.is_open(app.engine.key_ring());
+    let token_only = !open && !ApiKeys::presented(req.headers());
     if !token_only {
-        if let Err(e) = app.keys.check(req.headers(), Scope::Ingest) {
+        let checked = auth::caller(req.extensions(), req.headers(), app)
+            .and_then(|c| c.require(Scope::Ingest));
+        if let Err(e) = checked {
             return (Err(e), false);
         }
     }

@@ -1,5 +1,5 @@
 //! `/healthz` (the process is up), `/readyz` (database reachable, migrations applied) and
-//! `/metrics` (Prometheus text format).
+//! `/metrics` (Prometheus text format, behind a key with `--metrics-require-key`).
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
@@ -7,7 +7,9 @@ use serde_json::json;
 use std::sync::Arc;
 
 use crate::api::ErrorCode;
+use crate::engine::Reach;
 use crate::http::AppState;
+use crate::http::stack::auth::{self, Scope};
 use crate::http::stack::error::ApiError;
 
 pub async fn healthz() -> Response {
@@ -24,7 +26,27 @@ pub async fn readyz(State(app): State<Arc<AppState>>) -> Result<Response, ApiErr
     }
 }
 
-pub async fn metrics(State(app): State<Arc<AppState>>) -> Response {
+/// With `--metrics-require-key`, only a global read or admin key reads the metrics: they hold
+/// every project's experiments.
+pub async fn metrics(
+    State(app): State<Arc<AppState>>,
+    parts: axum::http::request::Parts,
+) -> Response {
+    if app.keys.metrics_need_key() {
+        let allowed = auth::caller(&parts.extensions, &parts.headers, &app).and_then(|c| {
+            c.require(Scope::Read)?;
+            if c.reach != Reach::All {
+                return Err(ApiError::new(
+                    ErrorCode::Forbidden,
+                    "the metrics cover every project: they need a global read or admin key",
+                ));
+            }
+            Ok(())
+        });
+        if let Err(e) = allowed {
+            return e.into_response();
+        }
+    }
     let mut text = app.metrics.render();
     // Without the database the request metrics still answer; the experiments' series are left
     // out rather than reported stale.

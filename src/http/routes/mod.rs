@@ -10,4 +10,6 @@ pub mod export;
 pub mod health;
 pub mod history;
 pub mod interleavings;
+pub mod keys;
 pub mod outcomes;
+pub mod projects;

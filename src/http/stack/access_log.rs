@@ -1,6 +1,7 @@
 //! One access log line per request under the target `joust::access`: method, route (the matched
-//! template, so ids do not explode the cardinality of log queries), status, latency and the
-//! request id that the response's `x-request-id` header also carries. The same call counts the
+//! template, so ids do not explode the cardinality of log queries), status, latency, the
+//! request id that the response's `x-request-id` header also carries, and the key that acted
+//! (`key`: a stored key's id, `config-N` for the N-th configured key, `open`, or `-`). The same call counts the
 //! request and records its latency in the per-route metrics ([`super::telemetry`]), from the same
 //! clock reading.
 //!
@@ -19,6 +20,20 @@ use axum::http::{HeaderValue, Method, StatusCode};
 use std::time::Duration;
 use tracing::Level;
 
+use super::auth::KeyLabel;
+
+/// A key's label, or `-` for a request whose key was missing or refused.
+struct KeyOrDash(Option<KeyLabel>);
+
+impl std::fmt::Display for KeyOrDash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(key) => key.fmt(f),
+            None => f.write_str("-"),
+        }
+    }
+}
+
 const TARGET: &str = "joust::access";
 
 /// Counts a finished request and logs its line when its level is enabled (see the module
@@ -29,6 +44,7 @@ pub fn finish(
     status: StatusCode,
     elapsed: Duration,
     request_id: Option<&HeaderValue>,
+    key: Option<KeyLabel>,
 ) {
     super::telemetry::record_request(route, method, status.as_u16(), elapsed);
     let level = level_of(status);
@@ -45,6 +61,7 @@ pub fn finish(
             status,
             elapsed.as_secs_f64() * 1e3,
             request_id,
+            key,
         );
     }
 }
@@ -67,14 +84,16 @@ fn write_line(
     status: StatusCode,
     latency_ms: f64,
     request_id: Option<&HeaderValue>,
+    key: Option<KeyLabel>,
 ) {
     let request_id = request_id.and_then(|v| v.to_str().ok()).unwrap_or("-");
+    let key = KeyOrDash(key);
     let status = status.as_u16();
     // `tracing` fixes an event's level at its call site, hence one call per level.
     macro_rules! line {
         ($level:expr) => {
             tracing::event!(target: TARGET, $level, %method, %route, status, latency_ms,
-                %request_id, "request")
+                %request_id, %key, "request")
         };
     }
     match level {

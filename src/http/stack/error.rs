@@ -64,6 +64,8 @@ impl From<EngineError> for ApiError {
             EngineError::UnknownExperiment(_) => {
                 (StatusCode::NOT_FOUND, ErrorCode::UnknownExperiment)
             }
+            EngineError::Missing { code, .. } => (StatusCode::NOT_FOUND, *code),
+            EngineError::Forbidden(_) => (StatusCode::FORBIDDEN, ErrorCode::Forbidden),
             EngineError::UnknownRanker(_) => {
                 (StatusCode::UNPROCESSABLE_ENTITY, ErrorCode::UnknownRanker)
             }

@@ -2,7 +2,10 @@
 //! request its id (or keeps the `x-request-id` it came with) and returns it on the response,
 //! makes the id the current one while the request is handled ([`super::request_id::current`]),
 //! answers a handler's panic with the one JSON error shape (a 500 naming the request id), and
-//! counts and logs every answered request ([`super::access_log`]).
+//! counts and logs every answered request ([`super::access_log`]). It also identifies the
+//! request's API key ([`super::auth`]): the key is named in the access log, the request runs
+//! within the key's reach ([`Reach`]), and the finding is left in the request for the handler's
+//! extractor.
 //!
 //! One layer rather than a stack of ready-made ones (tower-http's request-id setter and
 //! propagator, tracing span, panic catcher, and the access log): each of those wraps the request's
@@ -23,9 +26,13 @@ use std::time::Instant;
 use tokio::task::futures::TaskLocalFuture;
 use tower::{Layer, Service};
 
+use super::auth::{Identified, KeyLabel};
 use super::error::ApiError;
 use super::request_id::{self, SequentialIds};
 use super::route_label::RouteLabel;
+use crate::engine::Reach;
+use crate::http::AppState;
+use std::sync::Arc;
 
 /// The header that carries a request's id, both ways.
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -34,6 +41,18 @@ pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 #[derive(Clone, Default)]
 pub struct FrontLayer {
     ids: SequentialIds,
+    /// Whose keys identify requests; `None` leaves requests unidentified (unit tests).
+    app: Option<Arc<AppState>>,
+}
+
+impl FrontLayer {
+    /// The layer that identifies requests by `app`'s keys.
+    pub fn with_keys(app: Arc<AppState>) -> FrontLayer {
+        FrontLayer {
+            ids: SequentialIds::default(),
+            app: Some(app),
+        }
+    }
 }
 
 impl<S> Layer<S> for FrontLayer {
@@ -42,6 +61,7 @@ impl<S> Layer<S> for FrontLayer {
         Front {
             inner,
             ids: self.ids.clone(),
+            app: self.app.clone(),
         }
     }
 }
@@ -50,6 +70,7 @@ impl<S> Layer<S> for FrontLayer {
 pub struct Front<S> {
     inner: S,
     ids: SequentialIds,
+    app: Option<Arc<AppState>>,
 }
 
 impl<S, ReqBody> Service<Request<ReqBody>> for Front<S>
@@ -64,8 +85,18 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, req: Request<ReqBody>) -> Self::Future {
+    fn call(&mut self, mut req: Request<ReqBody>) -> Self::Future {
         let start = Instant::now();
+        let (reach, key) = match &self.app {
+            Some(app) => {
+                let found = app.keys.identify(app.engine.key_ring(), req.headers());
+                req.extensions_mut().insert(Identified(found));
+                // A refused key reaches nothing it could use: every extractor refuses it; only a
+                // keyless click is served, on the strength of its token.
+                found.map_or((Reach::All, None), |c| (c.reach, Some(c.key)))
+            }
+            None => (Reach::All, None),
+        };
         let method = req.method().clone();
         let id = match req.headers().get(REQUEST_ID) {
             Some(id) => id.clone(),
@@ -76,12 +107,13 @@ where
         // while the future is polled.
         let handling = std::panic::catch_unwind(AssertUnwindSafe(move || inner.call(req)))
             .ok()
-            .map(|future| request_id::within(Some(id.clone()), future));
+            .map(|future| request_id::within(Some(id.clone()), reach.within(future)));
         FrontFuture {
             handling,
             start,
             method,
             id,
+            key,
         }
     }
 }
@@ -90,10 +122,11 @@ pin_project_lite::pin_project! {
     pub struct FrontFuture<F> {
         // `None` when calling the router panicked.
         #[pin]
-        handling: Option<TaskLocalFuture<Option<HeaderValue>, F>>,
+        handling: Option<TaskLocalFuture<Option<HeaderValue>, TaskLocalFuture<Reach, F>>>,
         start: Instant,
         method: Method,
         id: HeaderValue,
+        key: Option<KeyLabel>,
     }
 }
 
@@ -131,6 +164,7 @@ where
             response.status(),
             this.start.elapsed(),
             Some(this.id),
+            *this.key,
         );
         Poll::Ready(Ok(response))
     }

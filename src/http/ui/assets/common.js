@@ -95,11 +95,15 @@ const Joust = (() => {
     s.classList.toggle("bad", !!bad);
   }
 
-  // The key's scope ("admin", "read", "ingest" or "open"), asked once per key.
+  // The key's scope ("admin", "read", "ingest" or "open") and project (null for a global
+  // key), asked once per key.
   let scope = null;
-  async function keyScope() {
-    if (scope === null) scope = (await get("/v1/key")).body.scope;
+  async function keyInfo() {
+    if (scope === null) scope = (await get("/v1/key")).body;
     return scope;
+  }
+  async function keyScope() {
+    return (await keyInfo()).scope;
   }
 
   function showKeyPrompt(message, retry) {
@@ -164,5 +168,5 @@ const Joust = (() => {
     return run;
   }
 
-  return { get, send, el, clear, time, number, poll, keyScope, ApiError, setStatus };
+  return { get, send, el, clear, time, number, poll, keyInfo, keyScope, ApiError, setStatus };
 })();

@@ -1,5 +1,5 @@
-// The list page: every experiment with its status, policy, size, outcomes, champion and
-// whether its decision is decided.
+// The list page: every experiment the key reaches (its project's, or every one for a global
+// key) with its status, policy, size, outcomes, champion and whether its decision is decided.
 "use strict";
 
 (() => {
@@ -17,6 +17,9 @@
       after = page.body.next_after;
     }
     if (!changed && document.body.dataset.loaded) return;
+    const { project } = await Joust.keyInfo();
+    document.querySelector("h1").textContent =
+      project === null ? "Experiments" : "Experiments of project " + project;
     const tbody = clear(document.querySelector("#experiments tbody"));
     for (const e of items) {
       const verdict = e.decided ? "decided" : e.champion_confident ? "confident, not decided" : "not decided";
