@@ -29,11 +29,11 @@ pub use requests::{
     DEFAULT_MAX_EXPERIMENTS, ExperimentCounters, IssuedDuel, IssuedInterleaving, KEY_MARK,
     MAX_BATCH, MAX_CONVERSION_BATCH, MAX_POINTS, MetricCounters, check_batch, new_key,
 };
+pub use requests::{ExportLabels, ExportPage, export_page, kind_name as export_kind_name};
 pub use runtime::{
     DEFAULT_BUDGET_BYTES, KEY_REFRESH, KeyGrant, KeyHash, KeyRing, Reach, Retention, key_hash,
     offload, spawn_retention,
 };
-pub use requests::{ExportLabels, ExportPage, export_page, kind_name as export_kind_name};
 pub use webhooks::{DeliveryLimits, Egress, NameLookup, RetryPolicy, TrustedRoots};
 
 use rand::Rng;

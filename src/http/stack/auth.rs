@@ -143,7 +143,14 @@ pub fn estimated_bits(key: &str) -> f64 {
 impl std::fmt::Debug for ApiKeys {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ApiKeys")
-            .field("scopes", &self.configured.values().map(|(_, s)| *s).collect::<Vec<_>>())
+            .field(
+                "scopes",
+                &self
+                    .configured
+                    .values()
+                    .map(|(_, s)| *s)
+                    .collect::<Vec<_>>(),
+            )
             .field("metrics_need_key", &self.metrics_need_key)
             .finish()
     }
