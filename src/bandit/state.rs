@@ -247,7 +247,15 @@ impl BanditState {
         {
             return Ok(multi::pair_set(confirmation));
         }
-        self.policy.select_set(&view, m, rng)
+        let chosen = self.policy.select_set(&view, m, rng)?;
+        // A one-arm set is a self-duel: as in `select`, it goes to the decision while one is due.
+        if let [_only] = chosen.as_slice()
+            && self.policy.accepts_confirmations()
+            && let Some(confirmation) = self.decision.instead_of_self_duel(&view, rng)
+        {
+            return Ok(multi::pair_set(confirmation));
+        }
+        Ok(chosen)
     }
 
     /// Records every preference one shown list produced, once: `shown` is the set as
