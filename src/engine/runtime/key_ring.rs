@@ -47,6 +47,10 @@ pub struct KeyRing {
     any_stored: AtomicBool,
     /// Whether the keys were read once: until then nothing is open.
     loaded: AtomicBool,
+    /// One reload at a time: a periodic reload that read the keys before a key was created
+    /// must not overwrite, after it, the keys the creating request read (its key would be
+    /// unknown until the next reload).
+    reloading: tokio::sync::Mutex<()>,
 }
 
 impl KeyRing {
@@ -63,6 +67,7 @@ impl KeyRing {
 
     /// Reads the live keys again.
     pub async fn reload(&self, pool: &PgPool) -> Result<(), StoreError> {
+        let _one_at_a_time = self.reloading.lock().await;
         let (rows, any) = store::keys::active(pool).await?;
         let keys: HashMap<KeyHash, KeyGrant> = rows
             .into_iter()
