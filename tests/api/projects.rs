@@ -289,6 +289,23 @@ async fn a_key_lists_and_creates_in_its_own_project_only() {
         (StatusCode::NOT_FOUND, &json!("unknown_project")),
         "{b}"
     );
+    // A name no project can carry (Postgres text refuses NUL) is unknown too, for experiments
+    // and keys alike, and creates nothing.
+    let mut nul = plain.clone();
+    nul["project"] = json!("be\u{0}ta");
+    let (s, b) = call(&app, GLOBAL, Method::POST, "/v1/experiments", Some(nul)).await;
+    assert_eq!(
+        (s, &b["error"]["code"]),
+        (StatusCode::NOT_FOUND, &json!("unknown_project")),
+        "{b}"
+    );
+    let key_body = json!({"scope": "admin", "project": "\u{1e}|\u{0}~"});
+    let (s, b) = call(&app, GLOBAL, Method::POST, "/v1/keys", Some(key_body)).await;
+    assert_eq!(
+        (s, &b["error"]["code"]),
+        (StatusCode::NOT_FOUND, &json!("unknown_project")),
+        "{b}"
+    );
 
     let ids = |b: &Value| -> Vec<i64> {
         b["experiments"]

@@ -81,6 +81,10 @@ impl Engine {
         let Some(name) = name else {
             return Ok(reach.project().unwrap_or(DEFAULT_PROJECT));
         };
+        // A name no project can carry (Postgres text refuses NUL) is unknown without a query.
+        if check_label("a project name", name).is_err() {
+            return Err(unknown_project(name));
+        }
         self.require_db()?;
         let row = self.observe(
             projects::by_name(&self.pool, name)
