@@ -123,6 +123,8 @@ error_codes! {
     ConversionWindowClosed = "conversion_window_closed", Some(422);
     /// The same (duel, metric, event id) posted before with a different document or value.
     ConversionConflict = "conversion_conflict", Some(409);
+    /// A duel that has the most conversions one duel may have.
+    ConversionLimit = "conversion_limit_reached", Some(409);
     /// A test-clock offset out of range.
     InvalidClock = "invalid_clock", Some(422);
     // Units and segments.

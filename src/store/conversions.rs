@@ -11,6 +11,11 @@ use super::apply::HORIZON;
 /// A position in the conversions' apply order: (inserting transaction id, sequence number).
 pub type ConversionCursor = (i64, i64);
 
+/// Most conversions one duel may have, over all its metrics. A shown list of results leads to a
+/// handful of purchases or bookings, not hundreds; the cap bounds what one token (which a page
+/// hands to the browser) can write.
+pub const MAX_PER_DUEL: i64 = 100;
+
 /// One conversion to acknowledge.
 #[derive(Debug, Clone)]
 pub struct NewConversion {
@@ -36,6 +41,8 @@ pub enum Inserted {
     Duplicate,
     /// The same (duel, metric, event id) was recorded with another document or value.
     Conflict,
+    /// The duel has [`MAX_PER_DUEL`] conversions already.
+    LimitReached,
     /// The experiment was deleted meanwhile.
     UnknownExperiment,
 }
@@ -54,6 +61,19 @@ pub async fn insert_all(
             .bind(&ids)
             .fetch_all(&mut *tx)
             .await?;
+    // Counting a duel's conversions and inserting one more must not interleave with another
+    // transaction doing the same, or two could both see room for the last one. The duels' locks
+    // are taken in one order, so two batches sharing duels cannot deadlock.
+    let mut duels: Vec<Uuid> = items.iter().map(|c| c.duel_id).collect();
+    duels.sort_unstable();
+    duels.dedup();
+    sqlx::query(
+        "SELECT count(pg_advisory_xact_lock(hashtextextended(d::text, 0)))
+         FROM (SELECT d FROM unnest($1::uuid[]) AS d ORDER BY d) AS ordered",
+    )
+    .bind(&duels)
+    .execute(&mut *tx)
+    .await?;
     let mut out = Vec::with_capacity(items.len());
     for c in items {
         if !live.contains(&c.experiment_id) {
@@ -70,6 +90,18 @@ async fn insert_one(
     tx: &mut Transaction<'_, Postgres>,
     c: &NewConversion,
 ) -> Result<Inserted, StoreError> {
+    let recorded: i64 = sqlx::query_scalar("SELECT count(*) FROM conversions WHERE duel_id = $1")
+        .bind(c.duel_id)
+        .fetch_one(&mut **tx)
+        .await?;
+    if recorded >= MAX_PER_DUEL {
+        // A retry of a recorded event is still a duplicate, not a refusal.
+        return Ok(match earlier(tx, c).await? {
+            Some(true) => Inserted::Duplicate,
+            Some(false) => Inserted::Conflict,
+            None => Inserted::LimitReached,
+        });
+    }
     let inserted = sqlx::query(
         "INSERT INTO conversions (duel_id, metric, event_id, experiment_id, first_idx, second_idx,
                                   document, position, value, interleaving, issued_at, occurred_at)
@@ -94,6 +126,18 @@ async fn insert_one(
     if inserted == 1 {
         return Ok(Inserted::Recorded);
     }
+    Ok(match earlier(tx, c).await? {
+        Some(true) => Inserted::Duplicate,
+        _ => Inserted::Conflict,
+    })
+}
+
+/// Whether the same (duel, metric, event id) was recorded before, and if so whether with the
+/// same document and value.
+async fn earlier(
+    tx: &mut Transaction<'_, Postgres>,
+    c: &NewConversion,
+) -> Result<Option<bool>, StoreError> {
     let row = sqlx::query(
         "SELECT document, value FROM conversions
          WHERE duel_id = $1 AND metric = $2 AND event_id = $3",
@@ -101,15 +145,14 @@ async fn insert_one(
     .bind(c.duel_id)
     .bind(&c.metric)
     .bind(&c.event_id)
-    .fetch_one(&mut **tx)
+    .fetch_optional(&mut **tx)
     .await?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
     let document: String = row.try_get("document")?;
     let value: Option<f64> = row.try_get("value")?;
-    Ok(if document == c.document && value == c.value {
-        Inserted::Duplicate
-    } else {
-        Inserted::Conflict
-    })
+    Ok(Some(document == c.document && value == c.value))
 }
 
 /// One acknowledged conversion, as the owner applies it.

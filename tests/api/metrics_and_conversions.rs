@@ -460,3 +460,86 @@ async fn a_delayed_primary_metric_is_what_the_policy_learns_from() {
     assert_eq!(total, 1, "{m}");
     assert_eq!(e["champion"]["ranker"], pair[1].as_str(), "{e}");
 }
+
+#[tokio::test]
+async fn a_duel_takes_at_most_100_conversions_even_from_concurrent_batches() {
+    let app = spawn_with_test_clock().await;
+    let id = create(&app, purchase_first(), "click").await;
+    let (il, _, docs) = shown_list(&app, id).await;
+    let batch = |from: usize, n: usize| {
+        let items: Vec<Value> = (from..from + n)
+            .map(|i| conversion(&il, "purchase", &docs[0], &format!("order-{i}")))
+            .collect();
+        json!({ "conversions": items })
+    };
+    // Two batches of 60 new events at once: the cap holds across transactions.
+    let (a, b) = tokio::join!(
+        app.post("/v1/conversions/batch", batch(0, 60)),
+        app.post("/v1/conversions/batch", batch(60, 60)),
+    );
+    let refused = |b: &Value| -> Vec<String> {
+        b["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r["error"]["code"].as_str().map(str::to_owned))
+            .collect()
+    };
+    assert_eq!(
+        (a.0, b.0),
+        (StatusCode::OK, StatusCode::OK),
+        "{} {}",
+        a.1,
+        b.1
+    );
+    let mut codes = refused(&a.1);
+    codes.extend(refused(&b.1));
+    assert_eq!(codes.len(), 20, "{} {}", a.1, b.1);
+    assert!(
+        codes.iter().all(|c| c == "conversion_limit_reached"),
+        "{codes:?}"
+    );
+
+    // A new event beyond the cap is refused; a retry of a recorded one is still a duplicate.
+    let recorded: Vec<usize> = a.1["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r["status"] == "recorded")
+        .map(|(i, _)| i)
+        .collect();
+    let (s, b) = app
+        .post(
+            "/v1/conversions",
+            conversion(&il, "purchase", &docs[1], "one-more"),
+        )
+        .await;
+    assert_eq!(
+        (s.as_u16(), error_code(&b)),
+        (409, "conversion_limit_reached"),
+        "{b}"
+    );
+    let retry = conversion(&il, "purchase", &docs[0], &format!("order-{}", recorded[0]));
+    let (s, b) = app.post("/v1/conversions", retry).await;
+    assert_eq!(
+        (s, &b["status"]),
+        (StatusCode::OK, &json!("duplicate")),
+        "{b}"
+    );
+
+    // Values: up to 1e9 in size, no more.
+    let (il2, _, docs2) = shown_list(&app, id).await;
+    let mut at_cap = conversion(&il2, "purchase", &docs2[0], "big");
+    at_cap["value"] = json!(1e9);
+    let (s, b) = app.post("/v1/conversions", at_cap).await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    let mut over = conversion(&il2, "purchase", &docs2[0], "bigger");
+    over["value"] = json!(-1.5e9);
+    let (s, b) = app.post("/v1/conversions", over).await;
+    assert_eq!(
+        (s.as_u16(), error_code(&b)),
+        (422, "invalid_conversion"),
+        "{b}"
+    );
+}

@@ -14,6 +14,11 @@ export const SERVER_ERROR_CODES = [
   "method_not_allowed",
   "unauthorized",
   "forbidden",
+  // Projects and keys.
+  "unknown_project",
+  "project_exists",
+  "unknown_key",
+  "invalid_key",
   "unknown_experiment",
   "unknown_ranker",
   "invalid_name",
@@ -57,6 +62,7 @@ export const SERVER_ERROR_CODES = [
   "conversion_not_shown",
   "conversion_window_closed",
   "conversion_conflict",
+  "conversion_limit_reached",
   "invalid_clock",
   // Units and segments.
   "invalid_units",

@@ -14,8 +14,9 @@ use crate::store::conversions::{self as store_conversions, Inserted, NewConversi
 pub const MAX_CONVERSION_BATCH: usize = 1_000;
 /// Longest event id, in bytes.
 pub const MAX_EVENT_ID_LEN: usize = 200;
-/// Largest absolute value accepted.
-pub const MAX_VALUE: f64 = 1e12;
+/// Largest absolute value accepted: an amount of up to a billion in any unit (ten million in
+/// cents), so that a value credits what a purchase could be worth and no more.
+pub const MAX_VALUE: f64 = 1e9;
 
 impl ConversionInput {
     /// The checks that need no token: a usable event id and value.
@@ -211,6 +212,13 @@ impl Engine {
                             "event `{}` of metric `{}` was recorded for this duel with another \
                              document or value",
                             row.event_id, row.metric
+                        ),
+                    )),
+                    Inserted::LimitReached => Err(EngineError::conflict(
+                        ErrorCode::ConversionLimit,
+                        format!(
+                            "this duel has {} conversions, the most one duel may have",
+                            store_conversions::MAX_PER_DUEL
                         ),
                     )),
                     Inserted::UnknownExperiment => {
