@@ -343,7 +343,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 )
             })?;
             let pg = store::embedded::EmbeddedPostgres::start(&args.data_dir).await?;
-            let url = pg.url("joust");
+            let url = pg.service_url();
             tracing::info!(data_dir = %args.data_dir.display(), "embedded Postgres started");
             embedded = Some(pg);
             url
@@ -355,7 +355,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         let pool = pool.clone();
         store::embedded::Supervisor::start(pg, move |pg| {
             use std::str::FromStr;
-            if let Ok(options) = sqlx::postgres::PgConnectOptions::from_str(&pg.url("joust")) {
+            if let Ok(options) = sqlx::postgres::PgConnectOptions::from_str(&pg.service_url()) {
                 pool.set_connect_options(options);
             }
         })

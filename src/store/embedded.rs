@@ -8,6 +8,8 @@
 //!
 //! - `data/`: the cluster itself (`PGDATA`), created once with `initdb`;
 //! - `password`: the generated superuser password (mode 0600);
+//! - `service_password`: the password of `joust_service`, the role the service connects as
+//!   (mode 0600);
 //! - `port`: the TCP port last used, reused on the next start while it is free;
 //! - `server.log`: the server's output (rotated to `server.log.1` when it grows past 10 MB).
 //!
@@ -17,7 +19,9 @@
 //!
 //! # Security
 //!
-//! The superuser `joust` has a random password and every connection must authenticate with
+//! The service connects as `joust_service`, which owns its database and is not a superuser
+//! ([`EmbeddedPostgres::service_url`]). The superuser `joust` has a random password and every
+//! connection must authenticate with
 //! scram-sha-256 (no `trust`, not even locally). The server listens on 127.0.0.1 only, on a free
 //! port chosen at start, and has no unix socket (socket paths are limited to ~100 bytes, which deep
 //! data directories exceed, and a socket would be one more way in).
@@ -51,6 +55,7 @@ mod binaries;
 mod cluster;
 mod run_as;
 mod server;
+mod service_role;
 mod supervisor;
 
 pub use binaries::{BinarySearch, PgBinaries};
@@ -159,6 +164,8 @@ pub struct EmbeddedPostgres {
     paths: ClusterPaths,
     run_as: RunAs,
     password: String,
+    /// The password of the service's role (`service_role`).
+    service_password: String,
     port: u16,
     /// Stops the server when dropped (blocking: whoever drops the server usually removes its
     /// directory next, which must not happen under a running server).
@@ -202,21 +209,41 @@ impl EmbeddedPostgres {
             cluster::initialise(&paths, &binaries, &run_as, SUPERUSER).await?;
         }
         let password = paths.read_password()?;
+        let service_password = paths.service_password()?;
         let mut pg = EmbeddedPostgres {
             binaries,
             paths,
             run_as,
             password,
+            service_password,
             port: 0,
             server: None,
             _lock: lock,
         };
         pg.launch().await?;
         pg.ensure_database(DEFAULT_DATABASE).await?;
+        service_role::ensure(
+            &pg.connect_options("postgres"),
+            DEFAULT_DATABASE,
+            &pg.service_password,
+        )
+        .await?;
         Ok(pg)
     }
 
-    /// Connection URL for `database` (the cluster has a `joust` database created at init).
+    /// The URL the service connects with: the `joust` database as `joust_service`, a role that
+    /// owns that database and is not a superuser (see `service_role`).
+    pub fn service_url(&self) -> String {
+        format!(
+            "postgres://{}:{}@127.0.0.1:{}/{DEFAULT_DATABASE}",
+            service_role::SERVICE_ROLE,
+            self.service_password,
+            self.port
+        )
+    }
+
+    /// The superuser's connection URL for `database` (the cluster has a `joust` database created
+    /// at init). For administration and tests; the service itself uses [`service_url`](Self::service_url).
     pub fn url(&self, database: &str) -> String {
         // The password is alphanumeric (see `cluster::generate_password`), so it needs no escaping.
         format!(

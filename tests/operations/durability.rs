@@ -327,6 +327,7 @@ async fn serve_on_embedded_postgres_persists_and_shuts_down_gracefully() {
     )
     .await;
     assert_eq!(s, StatusCode::OK);
+    assert_service_role_only(&data.join("postgres")).await;
     server.terminate();
     assert!(
         pids_of_postgres_under(&data).is_empty(),
@@ -348,6 +349,53 @@ async fn serve_on_embedded_postgres_persists_and_shuts_down_gracefully() {
         "duel counts are flushed at shutdown: {e}"
     );
     server.terminate();
+}
+
+/// As the cluster's superuser: the serving process connects as `joust_service` only, which is
+/// no superuser and owns every table of the service's database.
+async fn assert_service_role_only(cluster: &std::path::Path) {
+    use sqlx::Connection;
+    let read = |f: &str| {
+        std::fs::read_to_string(cluster.join(f))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let url = format!(
+        "postgres://joust:{}@127.0.0.1:{}/joust",
+        read("password"),
+        read("port")
+    );
+    let mut conn = sqlx::PgConnection::connect(&url)
+        .await
+        .expect("connect as superuser");
+    let users: Vec<String> = sqlx::query_scalar(
+        "SELECT DISTINCT usename::text FROM pg_stat_activity
+         WHERE datname = 'joust' AND pid <> pg_backend_pid()",
+    )
+    .fetch_all(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!(users, ["joust_service"]);
+    let (superuser, create_role, create_db): (bool, bool, bool) = sqlx::query_as(
+        "SELECT rolsuper, rolcreaterole, rolcreatedb FROM pg_roles WHERE rolname = 'joust_service'",
+    )
+    .fetch_one(&mut conn)
+    .await
+    .unwrap();
+    assert_eq!((superuser, create_role, create_db), (false, false, false));
+    let foreign: Vec<String> = sqlx::query_scalar(
+        "SELECT tablename::text FROM pg_tables
+         WHERE schemaname = 'public' AND tableowner <> 'joust_service'",
+    )
+    .fetch_all(&mut conn)
+    .await
+    .unwrap();
+    assert!(
+        foreign.is_empty(),
+        "tables owned by another role: {foreign:?}"
+    );
+    conn.close().await.unwrap();
 }
 
 #[test]

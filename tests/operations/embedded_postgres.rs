@@ -359,3 +359,56 @@ async fn the_cluster_directory_and_its_log_are_private() {
     assert_eq!(mode(&root.join("password")), 0o600);
     assert_eq!(mode(&root.join("data")), 0o700);
 }
+
+#[tokio::test]
+async fn the_service_role_is_no_superuser_and_takes_over_an_older_clusters_tables() {
+    let dir = TempDir::new();
+    let mut pg = EmbeddedPostgres::start(dir.path()).await.expect("start");
+    // A table the superuser made, as every table of a cluster from before the service role.
+    write_note(&pg.url("joust"), "older").await;
+    pg.stop().await.expect("stop");
+    drop(pg);
+
+    let pg = EmbeddedPostgres::start(dir.path())
+        .await
+        .expect("start again");
+    let url = pg.service_url();
+    assert!(url.starts_with("postgres://joust_service:"), "{url}");
+    let mut conn = PgConnection::connect(&url)
+        .await
+        .expect("connect as the service");
+    let superuser: bool =
+        sqlx::query_scalar("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+    assert!(!superuser);
+    // It owns the older table now: it can change it, as a migration would.
+    sqlx::query("ALTER TABLE notes ADD COLUMN at TIMESTAMPTZ")
+        .execute(&mut conn)
+        .await
+        .expect("the service owns the older table");
+    // What only a superuser may do is refused: reading the server's files, making databases.
+    for statement in [
+        "SELECT pg_read_file('PG_VERSION')",
+        "CREATE DATABASE elsewhere",
+        "COPY notes FROM PROGRAM 'true'",
+    ] {
+        let refused = sqlx::query(statement).execute(&mut conn).await;
+        let err = refused.expect_err(statement).to_string();
+        assert!(
+            err.contains("permission denied")
+                || err.contains("must be superuser")
+                || err.contains("privilege"),
+            "{statement}: {err}"
+        );
+    }
+    conn.close().await.unwrap();
+    // The password file is private, like the superuser's.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(dir.path().join("postgres/service_password"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o077, 0, "{mode:o}");
+}

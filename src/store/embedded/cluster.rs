@@ -25,6 +25,7 @@ pub(super) struct ClusterPaths {
     pub root: PathBuf,
     pub data: PathBuf,
     pub password: PathBuf,
+    pub service_password: PathBuf,
     pub port: PathBuf,
     pub log: PathBuf,
     /// Held (flock) by the one process using the cluster, and holding that process's pid.
@@ -36,6 +37,7 @@ impl ClusterPaths {
         ClusterPaths {
             data: root.join("data"),
             password: root.join("password"),
+            service_password: root.join("service_password"),
             port: root.join("port"),
             log: root.join("server.log"),
             lock: root.join("joust.lock"),
@@ -118,6 +120,20 @@ impl ClusterPaths {
             .map_err(EmbeddedError::io(format!(
                 "reading {}",
                 self.password.display()
+            )))
+    }
+
+    /// The service role's password, generated (0600) on the first start that needs it: clusters
+    /// made before the role existed get one too.
+    pub(super) fn service_password(&self) -> Result<String, EmbeddedError> {
+        if !self.service_password.is_file() {
+            write_password(&self.service_password, &generate_password())?;
+        }
+        std::fs::read_to_string(&self.service_password)
+            .map(|s| s.trim().to_string())
+            .map_err(EmbeddedError::io(format!(
+                "reading {}",
+                self.service_password.display()
             )))
     }
 
