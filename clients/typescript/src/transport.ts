@@ -31,19 +31,22 @@ export class Transport {
   readonly baseUrl: string;
   private readonly timeoutMs: number;
   private readonly fetchImpl: typeof fetch;
-  private readonly jsonHeaders: Record<string, string>;
-  private readonly plainHeaders: Record<string, string>;
+  // ES private fields (not TypeScript's `private`): the headers carry the API key, and these
+  // fields are invisible to console.log, util.inspect and JSON.stringify, so a logged client
+  // never prints its key.
+  readonly #jsonHeaders: Record<string, string>;
+  readonly #plainHeaders: Record<string, string>;
 
   constructor(options: TransportOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, "");
     this.timeoutMs = options.timeoutMs;
     this.fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
     // Built once: the header objects are the same for every request.
-    this.plainHeaders = { accept: "application/json" };
+    this.#plainHeaders = { accept: "application/json" };
     if (options.apiKey !== undefined && options.apiKey !== "") {
-      this.plainHeaders.authorization = `Bearer ${options.apiKey}`;
+      this.#plainHeaders.authorization = `Bearer ${options.apiKey}`;
     }
-    this.jsonHeaders = { ...this.plainHeaders, "content-type": "application/json" };
+    this.#jsonHeaders = { ...this.#plainHeaders, "content-type": "application/json" };
   }
 
   async request(method: string, path: string, options: RequestOptions = {}): Promise<Answer> {
@@ -69,7 +72,7 @@ export class Transport {
    * take as long as its rows do; a non-2xx answer is read whole and thrown as its typed error.
    */
   async stream(path: string, accept: string): Promise<Response> {
-    const headers = { ...this.plainHeaders, accept };
+    const headers = { ...this.#plainHeaders, accept };
     let response: Response;
     try {
       response = await this.fetchImpl(this.baseUrl + path, { method: "GET", headers });
@@ -86,7 +89,7 @@ export class Transport {
     options: RequestOptions,
     signal: AbortSignal,
   ): Promise<Answer> {
-    let headers = options.body === undefined ? this.plainHeaders : this.jsonHeaders;
+    let headers = options.body === undefined ? this.#plainHeaders : this.#jsonHeaders;
     if (options.etag !== undefined) headers = { ...headers, "if-none-match": options.etag };
     const init: RequestInit = { method, headers, signal };
     if (options.body !== undefined) init.body = JSON.stringify(options.body);
