@@ -82,6 +82,12 @@ def test_backend_flow(client: Client) -> None:
     current = client.experiment(experiment.id)
     assert sum(r.wins for r in current.rankers) == current.outcomes_applied
     assert current.version > experiment.version
+    # Until decided, each ranker that may be best says what evidence it lacks.
+    decision = current.decision
+    assert decision is not None
+    assert decision.decided or decision.possible_best
+    for contender in decision.possible_best:
+        assert 0 <= contender.never_compared <= contender.missing_total
 
     matrix = client.matrix(experiment.id)
     assert matrix.rankers == ["bm25", "bert", "colbert"]

@@ -175,6 +175,8 @@ export interface Contender {
   /** Cut to 16; `missing_total` counts them all. */
   missing: MissingEvidence[];
   missing_total: number;
+  /** How many of the missing rivals were never compared with it (they are listed last). */
+  never_compared: number;
 }
 
 /** Whether joust is sure which ranker is best, at error probability `delta`. */

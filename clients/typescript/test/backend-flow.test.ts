@@ -191,6 +191,15 @@ describe("backend flow", () => {
     const read = await reader.experiment(experiment.id);
     assert.equal(read.id, experiment.id);
     assert.ok(read.outcomes_applied + read.ties_recorded >= 2);
+    // Until decided, each ranker that may be best says what evidence it lacks.
+    const decision = read.decision;
+    assert.ok(decision !== undefined);
+    assert.ok(decision.decided || decision.possible_best.length > 0);
+    for (const contender of decision.possible_best) {
+      assert.ok(
+        contender.never_compared >= 0 && contender.never_compared <= contender.missing_total,
+      );
+    }
     const matrix = await reader.matrix(experiment.id);
     assert.deepEqual(matrix.rankers, ["bm25", "bert"]);
     assert.equal(matrix.wins.length, 2);

@@ -476,11 +476,14 @@ class MissingEvidence:
 
 @dataclass(slots=True, frozen=True)
 class Contender:
-    """A ranker that may still be best, with the evidence it lacks (`missing` is cut to 16)."""
+    """A ranker that may still be best, with the evidence it lacks, the most needed first
+    (`missing` is cut to 16)."""
 
     ranker: str
     missing: list[MissingEvidence]
     missing_total: int
+    #: How many of the missing rivals were never compared with it (they are listed last).
+    never_compared: int
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Contender:
@@ -488,6 +491,7 @@ class Contender:
             data["ranker"],
             [MissingEvidence.from_json(m) for m in data["missing"]],
             data["missing_total"],
+            data["never_compared"],
         )
 
 
