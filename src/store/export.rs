@@ -242,13 +242,6 @@ pub enum ExportBatch {
 /// page in flight holds a few hundred kilobytes.
 pub const BATCH_ROWS: usize = 256;
 
-/// A connection of its own for one page's scan, outside the pool: a page streams for as long as
-/// its reader takes, and the requests the pool serves must not wait for it.
-pub async fn own_connection(pool: &PgPool) -> Result<sqlx::PgConnection, StoreError> {
-    use sqlx::ConnectOptions;
-    Ok(pool.connect_options().connect().await?)
-}
-
 /// Streams the rows after `after` up to `last` (inclusive), in order, calling `deliver` with
 /// each batch; stops early (without error) when `deliver` returns false (the reader left).
 pub async fn stream_rows<F, Fut>(

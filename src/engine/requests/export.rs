@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::body::Bytes;
 use tokio::sync::{Semaphore, mpsc};
 
 use crate::api::{
@@ -25,6 +26,7 @@ use crate::store::export::{
     self as store_export, ExportBatch, ExportKind, ExportPosition, ExportedConversion,
     ExportedOutcome,
 };
+use crate::store::export_copy;
 use crate::store::outcomes::{CHOSEN_BY_CONFIRMATION, CHOSEN_BY_POLICY, PostedAs};
 
 /// Pages streamed at once per process: each holds a Postgres connection of its own.
@@ -34,7 +36,7 @@ static PAGES: Semaphore = Semaphore::const_new(CONCURRENT_PAGES);
 /// A reader that takes no rows for this long is dropped, and its page's scan ends.
 const STALLED_READER: Duration = Duration::from_secs(60);
 
-/// Batches read ahead of the reader: the memory a page in flight holds.
+/// Chunks formatted ahead of the reader: the memory a page in flight holds (about 1 MB).
 const READ_AHEAD: usize = 4;
 
 /// What the rows' indices name: the experiment's rankers and segment labels, with each name's
@@ -55,9 +57,9 @@ pub struct ExportPage {
     /// The position after this page's last row: where an export continues later, for rows
     /// recorded since.
     pub resume: ExportCursor,
-    pub labels: Arc<ExportLabels>,
-    /// The rows, in batches; an error ends the page.
-    pub rows: mpsc::Receiver<Result<ExportBatch, EngineError>>,
+    /// The rows, formatted, in chunks with the number of rows each holds; an error ends the
+    /// page.
+    pub chunks: mpsc::Receiver<Result<(Bytes, usize), EngineError>>,
 }
 
 impl ExportLabels {
@@ -347,13 +349,14 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// Starts streaming the page of at most `limit` final rows after `after`: finds its bounds, then
-/// scans its rows on a connection of its own in a task that hands them on as they arrive, at
-/// most [`READ_AHEAD`] batches ahead of the reader (so memory stays flat however large the
-/// export), and stops when the reader goes away or stalls.
+/// reads and formats its rows on a thread of its own (see [`read_page`]), which hands them on as
+/// they are formatted, at most [`READ_AHEAD`] chunks ahead of the reader (so memory stays flat
+/// however large the export), and stops when the reader goes away or stalls.
 pub async fn export_page(
     pool: &sqlx::PgPool,
     labels: Arc<ExportLabels>,
     kind: ExportKind,
+    format: ExportFormat,
     experiment: i64,
     after: ExportPosition,
     limit: i64,
@@ -369,42 +372,127 @@ pub async fn export_page(
         return Ok(ExportPage {
             next: None,
             resume: cursor(after),
-            labels,
-            rows: rx,
+            chunks: rx,
         });
     };
     let permit = PAGES.acquire().await.map_err(EngineError::internal)?;
-    let mut conn = store_export::own_connection(pool).await?;
-    tokio::spawn(async move {
-        let _permit = permit;
-        let sender = tx.clone();
-        let scan = store_export::stream_rows(
-            &mut conn,
-            kind,
-            experiment,
-            after,
-            bounds.last,
-            move |batch| {
-                let sender = sender.clone();
-                async move {
-                    matches!(
-                        tokio::time::timeout(STALLED_READER, sender.send(Ok(batch))).await,
-                        Ok(Ok(()))
-                    )
+    let options = pool.connect_options();
+    let page = PageRead {
+        labels,
+        kind,
+        format,
+        experiment,
+        after,
+        last: bounds.last,
+    };
+    std::thread::Builder::new()
+        .name("joust-export".into())
+        .spawn(move || {
+            let _permit = permit;
+            lower_thread_priority();
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => runtime,
+                Err(e) => {
+                    let _ = tx.blocking_send(Err(EngineError::internal(e)));
+                    return;
                 }
-            },
-        )
-        .await;
-        if let Err(e) = scan {
-            let _ = tx.send(Err(e.into())).await;
-        }
-    });
+            };
+            runtime.block_on(async move {
+                if let Err(e) = read_page(&options, page, &tx).await {
+                    let _ = tx.send(Err(e)).await;
+                }
+            });
+        })
+        .map_err(EngineError::internal)?;
     Ok(ExportPage {
         next: bounds.more.then(|| cursor(bounds.last)),
         resume: cursor(bounds.last),
-        labels,
-        rows: rx,
+        chunks: rx,
     })
+}
+
+/// What one page's thread reads and how it writes it.
+struct PageRead {
+    labels: Arc<ExportLabels>,
+    kind: ExportKind,
+    format: ExportFormat,
+    experiment: i64,
+    after: ExportPosition,
+    last: ExportPosition,
+}
+
+/// Rows formatted into one chunk of the body: about 200 kB of NDJSON.
+const CHUNK_ROWS: usize = 1024;
+
+/// How much less CPU an export's thread gets than request handling when both want it (Linux
+/// nice 10: about a tenth of a request thread's share). An export takes every idle cycle, and
+/// steps aside for duels and outcomes.
+const EXPORT_NICE: i32 = 10;
+
+/// Lowers the calling thread's scheduling priority (Linux; elsewhere nothing).
+fn lower_thread_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: gettid and setpriority take no pointers; on Linux, PRIO_PROCESS with a thread id
+    // sets that thread's nice value only.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, EXPORT_NICE);
+    }
+}
+
+/// Reads the page's rows on a connection of its own (a page streams for as long as its reader
+/// takes, and the requests the pool serves must not wait for it), formats them a chunk at a
+/// time and sends the chunks to `tx`. Outcomes are read with a binary `COPY`; conversions,
+/// a handful by comparison, with a query.
+async fn read_page(
+    options: &sqlx::postgres::PgConnectOptions,
+    page: PageRead,
+    tx: &mpsc::Sender<Result<(Bytes, usize), EngineError>>,
+) -> Result<(), EngineError> {
+    use sqlx::ConnectOptions;
+    let mut conn = options.connect().await.map_err(store_error)?;
+    let send = |rows: ExportBatch| {
+        let mut out = Vec::with_capacity(256 * 1024);
+        page.labels.write(&rows, page.format, &mut out);
+        let count = match &rows {
+            ExportBatch::Outcomes(r) => r.len(),
+            ExportBatch::Conversions(r) => r.len(),
+        };
+        async move {
+            matches!(
+                tokio::time::timeout(STALLED_READER, tx.send(Ok((Bytes::from(out), count)))).await,
+                Ok(Ok(()))
+            )
+        }
+    };
+    match page.kind {
+        ExportKind::Outcomes => {
+            let statement = export_copy::outcomes_statement(page.experiment, page.after, page.last);
+            export_copy::stream_outcomes(&mut conn, &statement, CHUNK_ROWS, |rows| {
+                send(ExportBatch::Outcomes(rows))
+            })
+            .await?
+        }
+        ExportKind::Conversions => {
+            store_export::stream_rows(
+                &mut conn,
+                page.kind,
+                page.experiment,
+                page.after,
+                page.last,
+                send,
+            )
+            .await?
+        }
+    }
+    Ok(())
+}
+
+fn store_error(e: sqlx::Error) -> EngineError {
+    crate::store::StoreError::from(e).into()
 }
 
 impl Engine {
@@ -440,16 +528,17 @@ impl Engine {
         Ok(cursor.at)
     }
 
-    /// Starts streaming a page of experiment `id`'s export (see [`export_page`]).
+    /// Starts streaming a page of experiment `id`'s export in `format` (see [`export_page`]).
     pub async fn export(
         &self,
         id: i64,
         kind: ExportKind,
+        format: ExportFormat,
         after: ExportPosition,
         limit: i64,
     ) -> Result<ExportPage, EngineError> {
         let labels = Arc::new(ExportLabels::read(&self.pool, id).await?);
-        export_page(&self.pool, labels, kind, id, after, limit).await
+        export_page(&self.pool, labels, kind, format, id, after, limit).await
     }
 }
 
