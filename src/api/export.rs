@@ -3,8 +3,6 @@
 
 use serde::{Serialize, Serializer};
 
-use super::PairOutcome;
-
 /// Rows per page when `limit` is not given.
 pub const DEFAULT_EXPORT_LIMIT: i64 = 100_000;
 /// The largest `limit`: a page is one ordered scan in Postgres, and a client that loses its
@@ -69,68 +67,117 @@ fn duel_id<S: Serializer>(id: &uuid::Uuid, s: S) -> Result<S::Ok, S::Error> {
 /// formatted whole before it is written: serde's `collect_str`, which chrono's `Serialize` uses,
 /// escapes it character by character, and that was the largest cost of an exported row.
 fn time<S: Serializer>(t: &chrono::DateTime<chrono::Utc>, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&rfc3339(t))
+    let mut out = Vec::with_capacity(32);
+    write_time(&mut out, t);
+    s.serialize_str(std::str::from_utf8(&out).expect("a time is ASCII"))
 }
 
-fn rfc3339(t: &chrono::DateTime<chrono::Utc>) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
-}
-
-/// One recorded outcome.
-#[derive(Debug, Serialize)]
-pub struct OutcomeExportRow<'a> {
-    #[serde(serialize_with = "duel_id")]
-    pub duel_id: uuid::Uuid,
-    /// When the duel was issued (its token's time).
-    #[serde(serialize_with = "time")]
-    pub issued_at: chrono::DateTime<chrono::Utc>,
-    /// When the outcome was acknowledged.
-    #[serde(serialize_with = "time")]
-    pub recorded_at: chrono::DateTime<chrono::Utc>,
-    /// Every ranker shown, in the order the duel listed them (the same name twice for a
-    /// two-ranker self-duel).
-    pub rankers: Vec<&'a str>,
-    /// A two-ranker duel's winner as recorded, or `"tie"`; `null` for a multi-ranker query.
-    pub winner: Option<&'a str>,
-    /// A multi-ranker query's result for every pair of its rankers; `null` for a two-ranker duel.
-    pub outcomes: Option<Vec<PairOutcome>>,
-    /// The metric this row is evidence for: `click` (outcomes posted or credited from clicks).
-    pub metric: &'a str,
-    /// The unit's keyed hash (hex), for a duel issued for a unit.
-    pub unit_hash: Option<String>,
-    /// The segment's label, for a duel whose request named one.
-    pub segment: Option<&'a str>,
-}
-
-impl OutcomeExportRow<'_> {
-    pub const CSV_HEADER: &'static str =
-        "duel_id,issued_at,recorded_at,rankers,winner,outcomes,metric,unit_hash,segment\n";
-
-    /// Appends the row as one CSV record.
-    pub fn write_csv(&self, out: &mut Vec<u8>) {
-        let mut buf = uuid::Uuid::encode_buffer();
-        csv_field(out, self.duel_id.hyphenated().encode_lower(&mut buf));
-        out.push(b',');
-        csv_time(out, &self.issued_at);
-        out.push(b',');
-        csv_time(out, &self.recorded_at);
-        out.push(b',');
-        csv_field(out, &json_text(&self.rankers));
-        out.push(b',');
-        csv_field(out, self.winner.unwrap_or(""));
-        out.push(b',');
-        if let Some(outcomes) = &self.outcomes {
-            csv_field(out, &json_text(outcomes));
-        }
-        out.push(b',');
-        csv_field(out, self.metric);
-        out.push(b',');
-        csv_field(out, self.unit_hash.as_deref().unwrap_or(""));
-        out.push(b',');
-        csv_field(out, self.segment.unwrap_or(""));
-        out.push(b'\n');
+/// Appends a time as RFC 3339 in UTC (`2026-11-27T19:45:40.722Z`), with 0, 3, 6 or 9 fractional
+/// digits as it needs, as chrono's `SecondsFormat::AutoSi` writes it (and as the rest of the
+/// API's times read), without chrono's formatting machinery.
+pub fn write_time(out: &mut Vec<u8>, t: &chrono::DateTime<chrono::Utc>) {
+    let secs = t.timestamp();
+    let nanos = t.timestamp_subsec_nanos();
+    let days = secs.div_euclid(86_400);
+    let of_day = secs.rem_euclid(86_400) as u32;
+    let (y, m, d) = civil_from_days(days);
+    if !(0..=9999).contains(&y) {
+        out.extend_from_slice(
+            t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
+                .as_bytes(),
+        );
+        return;
     }
+    let mut buf = *b"0000-00-00T00:00:00";
+    let put = |buf: &mut [u8; 19], at: usize, v: u32, width: usize| {
+        let mut v = v;
+        for i in (0..width).rev() {
+            buf[at + i] = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+    };
+    put(&mut buf, 0, y as u32, 4);
+    put(&mut buf, 5, m, 2);
+    put(&mut buf, 8, d, 2);
+    put(&mut buf, 11, of_day / 3600, 2);
+    put(&mut buf, 14, of_day / 60 % 60, 2);
+    put(&mut buf, 17, of_day % 60, 2);
+    out.extend_from_slice(&buf);
+    let (digits, frac) = if nanos == 0 {
+        (0, 0)
+    } else if nanos % 1_000_000 == 0 {
+        (3, nanos / 1_000_000)
+    } else if nanos % 1_000 == 0 {
+        (6, nanos / 1_000)
+    } else {
+        (9, nanos)
+    };
+    if digits > 0 {
+        let mut f = [b'.'; 10];
+        let mut v = frac;
+        for i in (1..=digits).rev() {
+            f[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+        out.extend_from_slice(&f[..=digits]);
+    }
+    out.push(b'Z');
 }
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+/// Appends `text` as a JSON string (quoted, escaped as serde_json escapes it).
+pub fn write_json_str(out: &mut Vec<u8>, text: &str) {
+    out.push(b'"');
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0..=0x1f => {
+                out.extend_from_slice(&bytes[start..i]);
+                out.extend_from_slice(format!("\\u{b:04x}").as_bytes());
+                start = i + 1;
+                continue;
+            }
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[start..i]);
+        out.extend_from_slice(escape);
+        start = i + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// Appends a duel id as its hyphenated lower-case text.
+pub fn write_uuid(out: &mut Vec<u8>, id: &uuid::Uuid) {
+    let mut buf = uuid::Uuid::encode_buffer();
+    out.extend_from_slice(id.hyphenated().encode_lower(&mut buf).as_bytes());
+}
+
+/// The header of the outcomes' CSV: the fields of an outcome row, in the order of its NDJSON
+/// object (the rows are written by `engine::ExportLabels`, field by field).
+pub const OUTCOME_CSV_HEADER: &str = "duel_id,issued_at,recorded_at,rankers,winner,outcomes,metric,\
+                                      unit_hash,segment,posted,interleaving,chosen_by\n";
 
 /// One recorded conversion, with the duel it is credited to.
 #[derive(Debug, Serialize)]
@@ -152,11 +199,19 @@ pub struct ConversionExportRow<'a> {
     pub occurred_at: chrono::DateTime<chrono::Utc>,
     #[serde(serialize_with = "time")]
     pub recorded_at: chrono::DateTime<chrono::Utc>,
+    /// This event's share of the credit by ranker, from the stored interleaving (Team-Draft: 1
+    /// to the ranker whose team placed the document); `null` if it cannot be read.
+    pub credit: Option<std::collections::BTreeMap<&'a str, f64>>,
+    /// The duel's result for this metric once the experiment's owner decided it (from all of
+    /// the duel's events, as the metric credits them): a ranker, or `"tie"`; `null` before, or
+    /// when nothing counted.
+    pub duel_winner: Option<&'a str>,
 }
 
 impl ConversionExportRow<'_> {
     pub const CSV_HEADER: &'static str = "duel_id,metric,event_id,rankers,document,position,\
-                                          value,issued_at,occurred_at,recorded_at\n";
+                                          value,issued_at,occurred_at,recorded_at,credit,\
+                                          duel_winner\n";
 
     /// Appends the row as one CSV record.
     pub fn write_csv(&self, out: &mut Vec<u8>) {
@@ -182,22 +237,28 @@ impl ConversionExportRow<'_> {
         csv_time(out, &self.occurred_at);
         out.push(b',');
         csv_time(out, &self.recorded_at);
+        out.push(b',');
+        if let Some(credit) = &self.credit {
+            csv_field(out, &json_text(credit));
+        }
+        out.push(b',');
+        csv_field(out, self.duel_winner.unwrap_or(""));
         out.push(b'\n');
     }
 }
 
-fn json_text<T: Serialize + ?Sized>(value: &T) -> String {
+pub fn json_text<T: Serialize + ?Sized>(value: &T) -> String {
     serde_json::to_string(value).expect("export fields serialise")
 }
 
 /// A time as in the JSON rows (RFC 3339, UTC).
 fn csv_time(out: &mut Vec<u8>, t: &chrono::DateTime<chrono::Utc>) {
-    out.extend_from_slice(rfc3339(t).as_bytes());
+    write_time(out, t);
 }
 
 /// One RFC 4180 field: quoted (with quotes doubled) only when it holds a comma, a quote or a
 /// line break.
-fn csv_field(out: &mut Vec<u8>, text: &str) {
+pub fn csv_field(out: &mut Vec<u8>, text: &str) {
     if text
         .bytes()
         .any(|b| matches!(b, b',' | b'"' | b'\n' | b'\r'))
@@ -218,6 +279,7 @@ fn csv_field(out: &mut Vec<u8>, text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::Timelike;
 
     #[test]
     fn csv_fields_are_quoted_only_when_needed() {
@@ -241,8 +303,49 @@ mod tests {
             "2026-11-27T19:45:40Z",
         ] {
             let t: chrono::DateTime<chrono::Utc> = text.parse().unwrap();
-            assert_eq!(rfc3339(&t), text);
+            let mut out = Vec::new();
+            write_time(&mut out, &t);
+            assert_eq!(String::from_utf8(out).unwrap(), text);
             assert_eq!(serde_json::to_string(&t).unwrap(), format!("\"{text}\""));
+        }
+    }
+
+    #[test]
+    fn times_are_written_as_chrono_writes_them() {
+        let mut t = chrono::DateTime::<chrono::Utc>::from_timestamp(-86_400 * 800, 0).unwrap();
+        let step = chrono::Duration::nanoseconds(86_400_000_000_123 / 7);
+        for i in 0..20_000 {
+            let mut out = Vec::new();
+            write_time(&mut out, &t);
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
+                "{i}"
+            );
+            t += step;
+            if i % 3 == 0 {
+                t = t
+                    .with_nanosecond(t.timestamp_subsec_micros() * 1000)
+                    .unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn json_strings_are_escaped_as_serde_json_escapes_them() {
+        for text in [
+            "plain",
+            "quo\"te",
+            "back\\slash",
+            "line\nbreak\ttab\u{1}\u{1f}",
+            "é✓",
+        ] {
+            let mut out = Vec::new();
+            write_json_str(&mut out, text);
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                serde_json::to_string(text).unwrap()
+            );
         }
     }
 

@@ -22,7 +22,8 @@ pub use duels::DuelRequest;
 pub use error_code::ErrorCode;
 pub use experiments::{CreateExperiment, PatchExperiment, Status};
 pub use export::{
-    ConversionExportRow, DEFAULT_EXPORT_LIMIT, ExportFormat, MAX_EXPORT_LIMIT, OutcomeExportRow,
+    ConversionExportRow, DEFAULT_EXPORT_LIMIT, ExportFormat, MAX_EXPORT_LIMIT, OUTCOME_CSV_HEADER,
+    csv_field, json_text, write_json_str, write_time, write_uuid,
 };
 pub use interleavings::{ClickRecord, ClicksInput, InterleaveInput, ShownDocument};
 pub use json_object::{Object, objects};

@@ -24,7 +24,7 @@ pub struct OutcomeInput {
 }
 
 /// One place of an ordering: a ranker, or rankers tied with one another.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(untagged)]
 pub enum Rank {
     One(String),

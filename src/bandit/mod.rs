@@ -52,7 +52,7 @@ pub use registry::{
     AnyPolicy, POLICY_NAMES, PolicyInfo, list_names, multi_ranker_policies, policy_info, registry,
 };
 pub use spec::{PolicySpec, SpecError};
-pub use state::{BanditState, StateError, TieRule};
+pub use state::{BanditState, Chooser, StateError, TieRule};
 pub use stats::{Tournament, ucb};
 pub use wins::{DENSE_LIMIT, WinMatrix};
 

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::champion::{self, ChampionReport};
 use super::decision::{self, Decision, DecisionLayer, DecisionSettings};
-use super::multi::{self, PairResult, SetChoice, SetOutcome, SetUpdate};
+use super::multi::{self, PairResult, SetChoice, SetError, SetOutcome, SetUpdate};
 use super::{
     AnyPolicy, Arm, BanditRng, Outcome, Pair, Policy, PolicySpec, SpecError, View, Win, WinMatrix,
 };
@@ -51,6 +51,14 @@ pub enum StateError {
     SelfPreference(Arm),
     #[error("the pair ({0}, {1}) has more than one preference")]
     RepeatedPair(Arm, Arm),
+}
+
+/// Which layer chose a duel: the policy, or the decision's confirmation layer taking one of the
+/// policy's steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Chooser {
+    Policy,
+    Confirmation,
 }
 
 /// The state of one experiment's bandit.
@@ -157,20 +165,27 @@ impl BanditState {
     /// the policy's. The layer decides first, so the policy samples only for its own steps.
     #[inline]
     pub fn select<R: Rng + ?Sized>(&self, rng: &mut R) -> Pair {
+        self.select_chosen(rng).0
+    }
+
+    /// [`select`](Self::select), and which of the policy and the confirmation layer chose the
+    /// duel (the same draws from `rng`).
+    #[inline]
+    pub fn select_chosen<R: Rng + ?Sized>(&self, rng: &mut R) -> (Pair, Chooser) {
         let view = self.view();
         if !self.policy.accepts_confirmations() {
-            return self.policy.select(&view, rng);
+            return (self.policy.select(&view, rng), Chooser::Policy);
         }
         if let Some(confirmation) = self.decision.confirmation(&view, rng) {
-            return confirmation;
+            return (confirmation, Chooser::Confirmation);
         }
         let chosen = self.policy.select(&view, rng);
         if chosen.first == chosen.second
             && let Some(confirmation) = self.decision.instead_of_self_duel(&view, rng)
         {
-            return confirmation;
+            return (confirmation, Chooser::Confirmation);
         }
-        chosen
+        (chosen, Chooser::Policy)
     }
 
     fn check_arm(&self, arm: Arm) -> Result<(), StateError> {
@@ -238,6 +253,16 @@ impl BanditState {
     /// The arms one query compares: 1 to `m` distinct active arms (read-only). Refused when the
     /// policy takes fewer than `m` arms per query (the error names its limit) or `m < 2`.
     pub fn select_set<R: Rng + ?Sized>(&self, m: usize, rng: &mut R) -> SetChoice {
+        self.select_set_chosen(m, rng).map(|(set, _)| set)
+    }
+
+    /// [`select_set`](Self::select_set), and which of the policy and the confirmation layer
+    /// chose the query's rankers (the same draws from `rng`).
+    pub fn select_set_chosen<R: Rng + ?Sized>(
+        &self,
+        m: usize,
+        rng: &mut R,
+    ) -> Result<(Vec<Arm>, Chooser), SetError> {
         multi::check_size(m, self.policy.max_rankers_per_query())?;
         let view = self.view();
         // The layer takes its share of queries as `select` does; a query it takes is a duel (two
@@ -245,7 +270,7 @@ impl BanditState {
         if self.policy.accepts_confirmations()
             && let Some(confirmation) = self.decision.confirmation(&view, rng)
         {
-            return Ok(multi::pair_set(confirmation));
+            return Ok((multi::pair_set(confirmation), Chooser::Confirmation));
         }
         let chosen = self.policy.select_set(&view, m, rng)?;
         // A one-arm set is a self-duel: as in `select`, it goes to the decision while one is due.
@@ -253,9 +278,9 @@ impl BanditState {
             && self.policy.accepts_confirmations()
             && let Some(confirmation) = self.decision.instead_of_self_duel(&view, rng)
         {
-            return Ok(multi::pair_set(confirmation));
+            return Ok((multi::pair_set(confirmation), Chooser::Confirmation));
         }
-        Ok(chosen)
+        Ok((chosen, Chooser::Policy))
     }
 
     /// Records every preference one shown list produced, once: `shown` is the set as

@@ -244,24 +244,32 @@ async fn read_page(
         let Some(end) = pending.iter().rposition(|&b| b == b'\n') else {
             continue;
         };
-        let mut write = |line: &[u8]| -> std::io::Result<()> {
+        let data = &pending[..=end];
+        let mut start = 0;
+        // The CSV header and the rows to skip, a line at a time; then every whole line at once.
+        while start < data.len() && (!seen_header || rows < skip) {
+            let len = data[start..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .expect("data ends with a line break")
+                + 1;
+            let line = &data[start..start + len];
+            start += len;
             if !seen_header {
                 seen_header = true;
                 if !*header_written {
-                    out.write_all(line)?;
+                    out.write_all(line)
+                        .map_err(|e| PageError::Refused(e.into()))?;
                     *header_written = true;
                 }
-                return Ok(());
+            } else {
+                rows += 1;
             }
-            rows += 1;
-            if rows > skip {
-                out.write_all(line)?;
-            }
-            Ok(())
-        };
-        for line in pending[..=end].split_inclusive(|&b| b == b'\n') {
-            write(line).map_err(|e| PageError::Refused(e.into()))?;
         }
+        let rest = &data[start..];
+        rows += rest.iter().filter(|&&b| b == b'\n').count() as u64;
+        out.write_all(rest)
+            .map_err(|e| PageError::Refused(e.into()))?;
         pending.drain(..=end);
     }
     if !pending.is_empty() {
@@ -295,20 +303,22 @@ async fn from_database(
     out.write_all(ExportLabels::header(kind, format).as_bytes())?;
     let mut after = ExportPosition::START;
     let mut total = 0u64;
-    let mut buf = Vec::with_capacity(1 << 20);
     loop {
-        let mut page = export_page(&pool, labels.clone(), kind, experiment, after, limit)
-            .await
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        while let Some(batch) = page.rows.recv().await {
-            let batch = batch.map_err(|e| anyhow::anyhow!("{e}"))?;
-            total += match &batch {
-                crate::store::export::ExportBatch::Outcomes(r) => r.len(),
-                crate::store::export::ExportBatch::Conversions(r) => r.len(),
-            } as u64;
-            buf.clear();
-            labels.write(&batch, format, &mut buf);
-            out.write_all(&buf)?;
+        let mut page = export_page(
+            &pool,
+            labels.clone(),
+            kind,
+            format,
+            experiment,
+            after,
+            limit,
+        )
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+        while let Some(chunk) = page.chunks.recv().await {
+            let (bytes, rows) = chunk.map_err(|e| anyhow::anyhow!("{e}"))?;
+            total += rows as u64;
+            out.write_all(&bytes)?;
         }
         match page.next {
             Some(next) => after = next.at,

@@ -162,6 +162,14 @@ pub struct ExportedOutcome {
     pub recorded_at: chrono::DateTime<chrono::Utc>,
     pub unit_hash: Option<Vec<u8>>,
     pub segment: Option<i16>,
+    /// How the outcome was posted (a `PostedAs` code) and the posted value where kept (JSON
+    /// text); `None` for rows recorded before either was kept.
+    pub posted_as: Option<i16>,
+    pub posted: Option<String>,
+    /// A clicked duel's interleaving method.
+    pub method: Option<String>,
+    /// Which layer chose the duel (a `chosen_by` code), when its token said.
+    pub chosen_by: Option<i16>,
 }
 
 /// One conversion row as exported.
@@ -178,6 +186,11 @@ pub struct ExportedConversion {
     pub issued_at: chrono::DateTime<chrono::Utc>,
     pub occurred_at: chrono::DateTime<chrono::Utc>,
     pub recorded_at: chrono::DateTime<chrono::Utc>,
+    /// The interleaving shown (as stored with the conversion).
+    pub interleaving: serde_json::Value,
+    /// The duel's result for the conversion's metric once its owner decided it: 1 the first
+    /// ranker won, -1 the second, 0 a tie; `None` before, or when nothing counted.
+    pub duel_result: Option<i16>,
 }
 
 fn outcome_of(r: &sqlx::postgres::PgRow) -> Result<ExportedOutcome, sqlx::Error> {
@@ -193,6 +206,10 @@ fn outcome_of(r: &sqlx::postgres::PgRow) -> Result<ExportedOutcome, sqlx::Error>
         recorded_at: r.try_get(7)?,
         unit_hash: r.try_get(8)?,
         segment: r.try_get(9)?,
+        posted_as: r.try_get(10)?,
+        posted: r.try_get(11)?,
+        method: r.try_get(12)?,
+        chosen_by: r.try_get(13)?,
     })
 }
 
@@ -209,6 +226,8 @@ fn conversion_of(r: &sqlx::postgres::PgRow) -> Result<ExportedConversion, sqlx::
         issued_at: r.try_get(8)?,
         occurred_at: r.try_get(9)?,
         recorded_at: r.try_get(10)?,
+        interleaving: r.try_get(11)?,
+        duel_result: r.try_get(12)?,
     })
 }
 
@@ -222,13 +241,6 @@ pub enum ExportBatch {
 /// enough that encoding one batch holds a runtime thread well under a millisecond, and that a
 /// page in flight holds a few hundred kilobytes.
 pub const BATCH_ROWS: usize = 256;
-
-/// A connection of its own for one page's scan, outside the pool: a page streams for as long as
-/// its reader takes, and the requests the pool serves must not wait for it.
-pub async fn own_connection(pool: &PgPool) -> Result<sqlx::PgConnection, StoreError> {
-    use sqlx::ConnectOptions;
-    Ok(pool.connect_options().connect().await?)
-}
 
 /// Streams the rows after `after` up to `last` (inclusive), in order, calling `deliver` with
 /// each batch; stops early (without error) when `deliver` returns false (the reader left).
@@ -248,17 +260,20 @@ where
     let columns = match kind {
         ExportKind::Outcomes => {
             "duel_id, first_idx, second_idx, rankers, results, winner_idx, issued_at, \
-             recorded_at, unit_hash, segment"
+             recorded_at, unit_hash, segment, posted_as, posted::text, method, chosen_by"
         }
+        // The duel's result for the metric, once decided, from the owner's record of it.
         ExportKind::Conversions => {
-            "duel_id, metric, event_id, first_idx, second_idx, document, position, value, \
-             issued_at, occurred_at, recorded_at"
+            "t.duel_id, t.metric, event_id, t.first_idx, t.second_idx, document, position, \
+             value, issued_at, occurred_at, recorded_at, interleaving, \
+             (SELECT m.result FROM metric_duels m WHERE m.experiment_id = t.experiment_id \
+              AND m.metric = t.metric AND m.duel_id = t.duel_id AND m.decided_at IS NOT NULL)"
         }
     };
     let sql = format!(
-        "SELECT {columns} FROM {table}
-         WHERE experiment_id = $1 AND (xid, {key}) > ($2, $3) AND (xid, {key}) <= ($4, $5)
-         ORDER BY xid, {key}"
+        "SELECT {columns} FROM {table} t
+         WHERE t.experiment_id = $1 AND (t.xid, t.{key}) > ($2, $3) AND (t.xid, t.{key}) <= ($4, $5)
+         ORDER BY t.xid, t.{key}"
     );
     let q = bind_position(sqlx::query(&sql).bind(experiment), kind, after);
     let q = bind_position(q, kind, last);

@@ -7,6 +7,7 @@ pub(crate) mod counts;
 pub mod embedded;
 pub(crate) mod experiments;
 pub mod export;
+pub mod export_copy;
 pub(crate) mod history;
 pub(crate) mod keys;
 pub(crate) mod notices;

@@ -26,7 +26,51 @@ pub struct OutcomeRow {
     pub unit: Option<Vec<u8>>,
     /// The segment's index, if the duel request named one.
     pub segment: Option<i16>,
+    /// The result field posted (a [`PostedAs`] code).
+    pub posted_as: i16,
+    /// The posted value where the result does not say it, as JSON text (see the `outcomes`
+    /// table).
+    pub posted: Option<String>,
+    /// A clicked duel's interleaving method.
+    pub method: Option<&'static str>,
+    /// Which layer chose the duel (a [`ChosenBy`] code), when its token said.
+    pub chosen_by: Option<i16>,
 }
+
+/// The result field an outcome was posted with, as the `posted_as` column codes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PostedAs {
+    Winner = 1,
+    Credits = 2,
+    Ordering = 3,
+    Clicks = 4,
+}
+
+impl PostedAs {
+    /// The API's name of the field.
+    pub fn name(self) -> &'static str {
+        match self {
+            PostedAs::Winner => "winner",
+            PostedAs::Credits => "credits",
+            PostedAs::Ordering => "ordering",
+            PostedAs::Clicks => "clicks",
+        }
+    }
+
+    pub fn from_code(code: i16) -> Option<PostedAs> {
+        Some(match code {
+            1 => PostedAs::Winner,
+            2 => PostedAs::Credits,
+            3 => PostedAs::Ordering,
+            4 => PostedAs::Clicks,
+            _ => return None,
+        })
+    }
+}
+
+/// The `chosen_by` column's codes: the policy chose the duel, or the confirmation layer.
+pub const CHOSEN_BY_POLICY: i16 = 1;
+pub const CHOSEN_BY_CONFIRMATION: i16 = 2;
 
 /// What is on record for a duel: its winner (`None` = tie) and, for a multi-ranker query, its
 /// pair results.
@@ -113,8 +157,10 @@ struct Columns {
     seconds: Vec<i32>,
     winners: Vec<Option<i32>>,
     issued: Vec<chrono::DateTime<chrono::Utc>>,
-    /// `None` when every row is a two-ranker duel without unit or segment: the pairwise form
-    /// fills no array columns. Arrays of arrays must be rectangular in Postgres, so a query's
+    posted_as: Vec<i16>,
+    chosen_by: Vec<Option<i16>>,
+    /// `None` when every row is a two-ranker duel without unit or segment, posted as a winner
+    /// recorded as posted: the pairwise form fills no array or JSON columns. Arrays of arrays must be rectangular in Postgres, so a query's
     /// per-row arrays travel as JSON text and are turned back into int[] and smallint[] by the
     /// statement.
     extra: Option<Extra>,
@@ -124,13 +170,19 @@ struct Extra {
     sets: Vec<Option<String>>,
     units: Vec<Option<Vec<u8>>>,
     segments: Vec<Option<i16>>,
+    posted: Vec<Option<String>>,
+    methods: Vec<Option<&'static str>>,
 }
 
 impl Columns {
     fn of(rows: &[OutcomeRow]) -> Columns {
-        let pairwise = rows
-            .iter()
-            .all(|r| r.set.is_none() && r.unit.is_none() && r.segment.is_none());
+        let pairwise = rows.iter().all(|r| {
+            r.set.is_none()
+                && r.unit.is_none()
+                && r.segment.is_none()
+                && r.posted.is_none()
+                && r.method.is_none()
+        });
         let extra = (!pairwise).then(|| Extra {
             sets: rows
                 .iter()
@@ -142,6 +194,8 @@ impl Columns {
                 .collect(),
             units: rows.iter().map(|r| r.unit.clone()).collect(),
             segments: rows.iter().map(|r| r.segment).collect(),
+            posted: rows.iter().map(|r| r.posted.clone()).collect(),
+            methods: rows.iter().map(|r| r.method).collect(),
         });
         Columns {
             duel_ids: rows.iter().map(|r| r.duel_id).collect(),
@@ -150,6 +204,8 @@ impl Columns {
             seconds: rows.iter().map(|r| r.second).collect(),
             winners: rows.iter().map(|r| r.winner).collect(),
             issued: rows.iter().map(|r| r.issued_at).collect(),
+            posted_as: rows.iter().map(|r| r.posted_as).collect(),
+            chosen_by: rows.iter().map(|r| r.chosen_by).collect(),
             extra,
         }
     }
@@ -173,10 +229,17 @@ impl Columns {
             .bind(&self.firsts)
             .bind(&self.seconds)
             .bind(&self.winners)
-            .bind(&self.issued);
+            .bind(&self.issued)
+            .bind(&self.posted_as)
+            .bind(&self.chosen_by);
         match &self.extra {
             None => query,
-            Some(x) => query.bind(&x.sets).bind(&x.units).bind(&x.segments),
+            Some(x) => query
+                .bind(&x.sets)
+                .bind(&x.units)
+                .bind(&x.segments)
+                .bind(&x.posted)
+                .bind(&x.methods),
         }
     }
 }
@@ -191,35 +254,40 @@ macro_rules! live_and_xid {
     };
 }
 
-/// The insert of two-ranker duels: $2.. the rows' columns.
+/// The insert of two-ranker duels: $2.. the rows' columns ($8 how each was posted, $9 which
+/// layer chose it).
 macro_rules! insert_pairs {
     () => {
         "INSERT INTO outcomes
-            (duel_id, experiment_id, first_idx, second_idx, winner_idx, issued_at, xid)
-        SELECT d, e, f, s, w, i, (SELECT xid FROM this)
-        FROM UNNEST($2::uuid[], $3::bigint[], $4::int[], $5::int[], $6::int[], $7::timestamptz[])
-             AS t(d, e, f, s, w, i)
+            (duel_id, experiment_id, first_idx, second_idx, winner_idx, issued_at, posted_as,
+             chosen_by, xid)
+        SELECT d, e, f, s, w, i, pa, cb, (SELECT xid FROM this)
+        FROM UNNEST($2::uuid[], $3::bigint[], $4::int[], $5::int[], $6::int[], $7::timestamptz[],
+                    $8::smallint[], $9::smallint[])
+             AS t(d, e, f, s, w, i, pa, cb)
         WHERE e IN (SELECT id FROM live)"
     };
 }
 
-/// The insert with multi-ranker queries, units or segments: as [`insert_pairs`], and $8 each
-/// row's rankers and results as JSON (NULL for a two-ranker duel), $9 its unit's keyed hash and
-/// $10 its segment's index.
+/// The insert with multi-ranker queries, units, segments or posted values: as
+/// [`insert_pairs`], and $10 each row's rankers and results as JSON (NULL for a two-ranker
+/// duel), $11 its unit's keyed hash, $12 its segment's index, $13 its posted value (JSON) and
+/// $14 its interleaving method.
 macro_rules! insert_sets {
     () => {
         "INSERT INTO outcomes
-            (duel_id, experiment_id, first_idx, second_idx, winner_idx, issued_at, rankers, results,
-             unit_hash, segment, xid)
-        SELECT d, e, f, s, w, i,
+            (duel_id, experiment_id, first_idx, second_idx, winner_idx, issued_at, posted_as,
+             chosen_by, rankers, results, unit_hash, segment, posted, method, xid)
+        SELECT d, e, f, s, w, i, pa, cb,
                CASE WHEN j IS NULL THEN NULL ELSE
                    ARRAY(SELECT jsonb_array_elements_text(j::jsonb -> 0)::int) END,
                CASE WHEN j IS NULL THEN NULL ELSE
                    ARRAY(SELECT jsonb_array_elements_text(j::jsonb -> 1)::smallint) END,
-               u, g, (SELECT xid FROM this)
+               u, g, p::jsonb, m, (SELECT xid FROM this)
         FROM UNNEST($2::uuid[], $3::bigint[], $4::int[], $5::int[], $6::int[],
-                    $7::timestamptz[], $8::text[], $9::bytea[], $10::smallint[])
-             AS t(d, e, f, s, w, i, j, u, g)
+                    $7::timestamptz[], $8::smallint[], $9::smallint[], $10::text[], $11::bytea[],
+                    $12::smallint[], $13::text[], $14::text[])
+             AS t(d, e, f, s, w, i, pa, cb, j, u, g, p, m)
         WHERE e IN (SELECT id FROM live)"
     };
 }

@@ -5,7 +5,7 @@
 //! duels; bad cursors, formats and limits refused.
 
 use crate::helpers::eventually::eventually;
-use crate::helpers::http_server::{TestApp, error_code, spawn_app, spawn_app_on};
+use crate::helpers::http_server::{TestApp, distinct_duel, error_code, spawn_app, spawn_app_on};
 use crate::metrics_and_conversions::{
     click, conversion, create, purchase_first, shown_list, spawn_with_test_clock,
 };
@@ -192,7 +192,10 @@ async fn every_recorded_outcome_is_exported_once_in_linked_pages() {
         let mut lines = p.text.lines();
         assert_eq!(
             lines.next(),
-            Some("duel_id,issued_at,recorded_at,rankers,winner,outcomes,metric,unit_hash,segment")
+            Some(
+                "duel_id,issued_at,recorded_at,rankers,winner,outcomes,metric,unit_hash,segment,\
+                 posted,interleaving,chosen_by"
+            )
         );
         let ids: Vec<String> = lines
             .map(|l| l.split(',').next().unwrap().to_string())
@@ -225,6 +228,129 @@ async fn every_recorded_outcome_is_exported_once_in_linked_pages() {
     )
     .await;
     assert_exactly(&page(&app, &later, None).await.rows, &want_more);
+}
+
+#[tokio::test]
+async fn rows_say_what_was_posted_how_it_was_recorded_and_who_chose_the_duel() {
+    let app = spawn_app().await;
+    let id = app
+        .create_experiment(&["a", "b", "c"], json!({"name": "uniform"}))
+        .await;
+    let post = |body: Value| {
+        let app = &app;
+        async move {
+            let (s, b) = app.post("/v1/outcomes", body).await;
+            assert_eq!(s, StatusCode::OK, "{b}");
+            b["duel_id"].as_str().unwrap().to_string()
+        }
+    };
+    // A winner, credits and an ordering, each on a duel of two different rankers.
+    let (token, pair) = distinct_duel(&app, id).await;
+    let by_winner = post(json!({"duel_token": token, "winner": pair[1]})).await;
+    let (token, pair) = distinct_duel(&app, id).await;
+    let credits = json!({pair[0].clone(): 0.5, pair[1].clone(): 2.25});
+    let by_credits = post(json!({"duel_token": token, "credits": credits})).await;
+    let credits_winner = pair[1].clone();
+    let (token, pair) = distinct_duel(&app, id).await;
+    let ordering = json!([pair[0].clone(), [pair[1].clone()]]);
+    let by_ordering = post(json!({"duel_token": token, "ordering": ordering})).await;
+    let ordering_winner = pair[0].clone();
+    // A self-duel's posted winner is recorded as a tie: the row says both. (DTS compares an arm
+    // with itself early on; uniform never does.)
+    let dts = app
+        .create_experiment(&["a", "b", "c"], json!({"name": "dts"}))
+        .await;
+    let mut self_duel = None;
+    for _ in 0..500 {
+        let (token, pair) = app.duel(dts).await;
+        if pair[0] == pair[1] {
+            self_duel = Some((token, pair));
+            break;
+        }
+    }
+    let (token, self_pair) = self_duel.expect("a self-duel among 500 duels of DTS");
+    let self_duel = post(json!({"duel_token": token, "winner": self_pair[0]})).await;
+    // Clicks on a shown Team-Draft list, credited to the clicked document's team.
+    let (il, pair, docs) = shown_list(&app, id).await;
+    click(&app, &il, &docs[1]).await;
+
+    let path = format!("/v1/experiments/{id}/outcomes");
+    eventually(
+        "every outcome exported",
+        Duration::from_secs(10),
+        || async { page(&app, &path, None).await.rows.len() == 4 },
+    )
+    .await;
+    let rows = page(&app, &path, None).await.rows;
+    let row = |duel: &str| {
+        rows.iter()
+            .find(|r| r["duel_id"] == duel)
+            .unwrap_or_else(|| panic!("no row of {duel}: {rows:?}"))
+            .clone()
+    };
+    let r = row(&by_winner);
+    assert_eq!(r["posted"], json!({"winner": r["winner"]}), "{r}");
+    let r = row(&by_credits);
+    assert_eq!(
+        (&r["posted"], &r["winner"]),
+        (&json!({"credits": credits}), &json!(credits_winner)),
+        "{r}"
+    );
+    let r = row(&by_ordering);
+    assert_eq!(
+        (&r["posted"], &r["winner"]),
+        (&json!({"ordering": ordering}), &json!(ordering_winner)),
+        "{r}"
+    );
+    let dts_path = format!("/v1/experiments/{dts}/outcomes");
+    eventually(
+        "the self-duel exported",
+        Duration::from_secs(10),
+        || async { page(&app, &dts_path, None).await.rows.len() == 1 },
+    )
+    .await;
+    let r = &page(&app, &dts_path, None).await.rows[0];
+    assert_eq!(r["duel_id"], self_duel.as_str());
+    assert_eq!(
+        (&r["posted"], &r["winner"]),
+        (&json!({"winner": self_pair[0]}), &json!("tie")),
+        "{r}"
+    );
+    let clicked = rows
+        .iter()
+        .find(|r| r["posted"]["clicks"].is_array())
+        .expect("the clicked duel's row");
+    assert_eq!(clicked["winner"], pair[1].as_str(), "{clicked}");
+    assert_eq!(clicked["interleaving"], "team_draft", "{clicked}");
+    assert_eq!(clicked["posted"]["clicks"].as_array().unwrap().len(), 1);
+    for r in &rows {
+        assert!(
+            r["chosen_by"] == "policy" || r["chosen_by"] == "confirmation",
+            "{r}"
+        );
+        if r["posted"].get("clicks").is_none() {
+            assert_eq!(r["interleaving"], Value::Null, "{r}");
+        }
+    }
+
+    // CSV: the same values, JSON text where they are JSON.
+    let p = page(&app, &format!("{path}?format=csv"), None).await;
+    let line = p
+        .text
+        .lines()
+        .find(|l| l.starts_with(&by_credits))
+        .unwrap()
+        .to_string();
+    // JSON inside a quoted field, its quotes doubled.
+    assert!(
+        line.contains(r#","{""credits"":{""#)
+            && line.contains(&format!(r#"""{credits_winner}"": 2.25"#)),
+        "{line}"
+    );
+    assert!(
+        line.ends_with(",policy") || line.ends_with(",confirmation"),
+        "{line}"
+    );
 }
 
 #[tokio::test]
@@ -398,6 +524,16 @@ async fn conversions_are_exported_with_their_duels() {
     assert_eq!(row["event_id"], "order-1");
     assert_eq!(row["document"], docs[1].as_str());
     assert_eq!(row["rankers"], json!(pair));
+    // Team-Draft credits the event to the team that placed the document.
+    assert_eq!(
+        row["credit"],
+        json!({pair[0].clone(): 0.0, pair[1].clone(): 1.0}),
+        "{row}"
+    );
+    assert!(
+        row["duel_winner"].is_null() || pair.iter().any(|p| row["duel_winner"] == p.as_str()),
+        "{row}"
+    );
     // The outcome of the same duel is the outcomes export's, credited to the clicked ranker.
     let outcomes = page(&app, &format!("/v1/experiments/{id}/outcomes"), None).await;
     assert_eq!(outcomes.rows.len(), 1);

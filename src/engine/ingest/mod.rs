@@ -6,4 +6,4 @@ mod fine_timer;
 mod pace;
 mod writer;
 
-pub use writer::{PendingOutcome, WriteRequest, WriterHandle, Written, spawn};
+pub use writer::{PendingOutcome, Posting, WriteRequest, WriterHandle, Written, spawn};

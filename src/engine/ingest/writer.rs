@@ -22,9 +22,9 @@ use std::time::Instant;
 use tokio::sync::{Semaphore, mpsc, oneshot};
 use uuid::Uuid;
 
-use crate::bandit::Arm;
+use crate::bandit::{Arm, Chooser};
 use crate::store::apply::Cursor;
-use crate::store::outcomes::{self, OutcomeRow, Recorded};
+use crate::store::outcomes::{self, OutcomeRow, PostedAs, Recorded};
 
 use super::fine_timer::FineTimer;
 use super::pace::{Arrivals, Pace};
@@ -61,6 +61,30 @@ pub struct PendingOutcome {
     /// The unit's keyed hash and the segment index the duel token carried.
     pub unit: Option<[u8; crate::engine::model::UNIT_HASH_LEN]>,
     pub segment: Option<u16>,
+    /// How the outcome was posted, as its row keeps it.
+    pub posting: Posting,
+    /// Which layer chose the duel, when its token said.
+    pub chosen_by: Option<Chooser>,
+}
+
+/// How an outcome was posted: its result field, the posted value where the recorded result does
+/// not say it (JSON text), and a clicked duel's interleaving method.
+#[derive(Debug, Clone)]
+pub struct Posting {
+    pub posted_as: PostedAs,
+    pub value: Option<String>,
+    pub method: Option<&'static str>,
+}
+
+impl Posting {
+    /// A posted winner (its value is added for a self-duel, recorded as a tie).
+    pub fn winner() -> Posting {
+        Posting {
+            posted_as: PostedAs::Winner,
+            value: None,
+            method: None,
+        }
+    }
 }
 
 impl PendingOutcome {
@@ -272,6 +296,13 @@ async fn write_group(
                 }),
                 unit: it.unit.map(|u| u.to_vec()),
                 segment: it.segment.map(|s| s as i16),
+                posted_as: it.posting.posted_as as i16,
+                posted: it.posting.value.clone(),
+                method: it.posting.method,
+                chosen_by: it.chosen_by.map(|c| match c {
+                    Chooser::Policy => outcomes::CHOSEN_BY_POLICY,
+                    Chooser::Confirmation => outcomes::CHOSEN_BY_CONFIRMATION,
+                }),
             }
         })
         .collect();

@@ -8,7 +8,9 @@
 //! issued before multi-ranker experiments existed still verify; a query of a multi-ranker
 //! experiment (format 3) ends with the number of rankers and their indices. A duel issued for a
 //! unit or a segment (format 5) wraps either layout and adds the unit's keyed hash and the
-//! segment's index after it, so the tokens without them keep their exact bytes.
+//! segment's index after it, so the tokens without them keep their exact bytes. The same wrapper's
+//! flags say which layer chose the duel (the policy or the decision's confirmation layer), with
+//! no further bytes; a token without either flag (issued before they existed) does not say.
 //!
 //! An interleaving token goes to the browser, and its interleaving says which ranker drafted
 //! each shown document: read, it would let a script click for the ranker it wants. So it is
@@ -23,6 +25,7 @@ use hmac::{Hmac, Mac};
 use ring::aead;
 use sha2::Sha256;
 
+use crate::bandit::Chooser;
 use crate::interleave::Interleaving;
 
 type HmacSha256 = Hmac<Sha256>;
@@ -42,6 +45,10 @@ const CONTEXT_FORMAT: u8 = 5;
 const CURSOR_FORMAT: u8 = 6;
 const HAS_UNIT: u8 = 1;
 const HAS_SEGMENT: u8 = 2;
+/// Flags of a duel chosen by the policy, and by the decision's confirmation layer (at most one).
+const CHOSEN_BY_POLICY: u8 = 4;
+const CHOSEN_BY_CONFIRMATION: u8 = 8;
+const KNOWN_FLAGS: u8 = HAS_UNIT | HAS_SEGMENT | CHOSEN_BY_POLICY | CHOSEN_BY_CONFIRMATION;
 /// Bytes of a unit's keyed hash kept in tokens and outcome rows (128 bits: no collisions among
 /// any realistic number of units).
 pub const UNIT_HASH_LEN: usize = 16;
@@ -83,6 +90,8 @@ pub struct DuelClaims {
     pub unit: Option<[u8; UNIT_HASH_LEN]>,
     /// The index of the segment the request named, if any.
     pub segment: Option<u16>,
+    /// Which layer chose the duel; `None` in tokens issued before tokens said.
+    pub chosen_by: Option<Chooser>,
 }
 
 impl DuelClaims {
@@ -116,7 +125,7 @@ impl DuelClaims {
     }
 
     fn encode(&self) -> Vec<u8> {
-        if self.unit.is_none() && self.segment.is_none() {
+        if self.unit.is_none() && self.segment.is_none() && self.chosen_by.is_none() {
             return self.encode_plain();
         }
         let mut out = vec![CONTEXT_FORMAT];
@@ -126,6 +135,11 @@ impl DuelClaims {
                 HAS_SEGMENT
             } else {
                 0
+            }
+            | match self.chosen_by {
+                None => 0,
+                Some(Chooser::Policy) => CHOSEN_BY_POLICY,
+                Some(Chooser::Confirmation) => CHOSEN_BY_CONFIRMATION,
             };
         out.push(flags);
         if let Some(unit) = &self.unit {
@@ -179,9 +193,16 @@ impl DuelClaims {
         let mut at = 1 + inner;
         let flags = *bytes.get(at)?;
         at += 1;
-        if flags == 0 || flags & !(HAS_UNIT | HAS_SEGMENT) != 0 {
+        let chosen = flags & (CHOSEN_BY_POLICY | CHOSEN_BY_CONFIRMATION);
+        if flags == 0 || flags & !KNOWN_FLAGS != 0 {
             return None;
         }
+        claims.chosen_by = match chosen {
+            0 => None,
+            CHOSEN_BY_POLICY => Some(Chooser::Policy),
+            CHOSEN_BY_CONFIRMATION => Some(Chooser::Confirmation),
+            _ => return None,
+        };
         if flags & HAS_UNIT != 0 {
             claims.unit = Some(bytes.get(at..at + UNIT_HASH_LEN)?.try_into().ok()?);
             at += UNIT_HASH_LEN;
@@ -212,6 +233,7 @@ impl DuelClaims {
                     nonce: nonce_at(41),
                     unit: None,
                     segment: None,
+                    chosen_by: None,
                 },
                 PAYLOAD_LEN,
             )),
@@ -236,6 +258,7 @@ impl DuelClaims {
                         nonce: nonce_at(33),
                         unit: None,
                         segment: None,
+                        chosen_by: None,
                     },
                     len,
                 ))
@@ -457,6 +480,7 @@ mod tests {
             nonce: [5; NONCE_LEN],
             unit: None,
             segment: None,
+            chosen_by: None,
         }
     }
 
@@ -464,15 +488,23 @@ mod tests {
     fn unit_and_segment_tokens_round_trip_and_resist_tampering() {
         let s = TokenSigner::new(b"secret");
         let variants = [
-            (Some([7u8; UNIT_HASH_LEN]), None),
-            (None, Some(3u16)),
-            (Some([9u8; UNIT_HASH_LEN]), Some(0u16)),
+            (Some([7u8; UNIT_HASH_LEN]), None, None),
+            (None, Some(3u16), None),
+            (Some([9u8; UNIT_HASH_LEN]), Some(0u16), None),
+            (None, None, Some(Chooser::Policy)),
+            (None, None, Some(Chooser::Confirmation)),
+            (
+                Some([9u8; UNIT_HASH_LEN]),
+                Some(2u16),
+                Some(Chooser::Confirmation),
+            ),
         ];
-        for (unit, segment) in variants {
+        for (unit, segment, chosen_by) in variants {
             for base in [claims(), set_claims(vec![2, 0, 5])] {
                 let c = DuelClaims {
                     unit,
                     segment,
+                    chosen_by,
                     ..base
                 };
                 let token = s.sign(&c);

@@ -4,7 +4,7 @@ use rand::{Rng, SeedableRng};
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use crate::bandit::BanditRng;
+use crate::bandit::{BanditRng, Chooser};
 
 use super::unit_duels::select;
 use crate::api::{DuelRequest, ErrorCode, Status};
@@ -89,18 +89,19 @@ impl Engine {
             Some(label) => Some(self.segment_index(id, label).await?),
             None => None,
         };
-        let (rankers, nonce, unit) = match &req.unit {
+        let (rankers, chosen_by, nonce, unit) = match &req.unit {
             Some(unit) => {
                 let query = req.query.as_deref().unwrap_or("");
                 let choice = self.unit_choice(&snap, unit, query, issued).await?;
                 // The duel id is derived too: asked again in the window, it is the same duel,
                 // whose outcome is recorded once.
                 let nonce = DuelClaims::uuid_v7_nonce(choice.window_start_ms, choice.random);
-                (choice.rankers, nonce, Some(choice.unit))
+                (choice.rankers, choice.chosen_by, nonce, Some(choice.unit))
             }
             None => {
-                let (rankers, random) = self.random_choice(&snap).await?;
-                (rankers, DuelClaims::uuid_v7_nonce(issued, random), None)
+                let ((rankers, chosen_by), random) = self.random_choice(&snap).await?;
+                let nonce = DuelClaims::uuid_v7_nonce(issued, random);
+                (rankers, chosen_by, nonce, None)
             }
         };
         let claims = DuelClaims {
@@ -112,6 +113,7 @@ impl Engine {
             nonce,
             unit,
             segment,
+            chosen_by: Some(chosen_by),
         };
         self.cache.count_duel(id);
         metrics::counter!("joust_duels_issued_total").increment(1);
@@ -132,7 +134,7 @@ impl Engine {
     async fn random_choice(
         &self,
         snap: &Arc<Snapshot>,
-    ) -> Result<(DuelRankers, [u8; 16]), EngineError> {
+    ) -> Result<((DuelRankers, Chooser), [u8; 16]), EngineError> {
         let s = snap.clone();
         offload(snap.names.len(), move || {
             RNG.with(|rng| {

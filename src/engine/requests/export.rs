@@ -8,19 +8,26 @@
 //! with the same rows, and the cursor after a page's last row resumes with exactly the rows not
 //! yet exported, whichever replica answers and however many restarts happen in between.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::body::Bytes;
 use tokio::sync::{Semaphore, mpsc};
 
-use crate::api::{ConversionExportRow, ExportFormat, OutcomeExportRow, PairOutcome};
+use crate::api::{
+    ConversionExportRow, ExportFormat, OUTCOME_CSV_HEADER, PairOutcome, csv_field, json_text,
+    write_json_str, write_time, write_uuid,
+};
 use crate::engine::model::{ExportCursor, SetResult, TIE};
 use crate::engine::{Engine, EngineError};
+use crate::interleave::Interleaving;
 use crate::store::export::{
     self as store_export, ExportBatch, ExportKind, ExportPosition, ExportedConversion,
     ExportedOutcome,
 };
+use crate::store::export_copy;
+use crate::store::outcomes::{CHOSEN_BY_CONFIRMATION, CHOSEN_BY_POLICY, PostedAs};
 
 /// Pages streamed at once per process: each holds a Postgres connection of its own.
 const CONCURRENT_PAGES: usize = 4;
@@ -29,13 +36,18 @@ static PAGES: Semaphore = Semaphore::const_new(CONCURRENT_PAGES);
 /// A reader that takes no rows for this long is dropped, and its page's scan ends.
 const STALLED_READER: Duration = Duration::from_secs(60);
 
-/// Batches read ahead of the reader: the memory a page in flight holds.
+/// Chunks formatted ahead of the reader: the memory a page in flight holds (about 1 MB).
 const READ_AHEAD: usize = 4;
 
-/// What the rows' indices name: the experiment's rankers and segment labels.
+/// What the rows' indices name: the experiment's rankers and segment labels, with each name's
+/// text as the rows write it, encoded once per page rather than once per row.
 pub struct ExportLabels {
     rankers: Vec<String>,
     segments: HashMap<i16, String>,
+    /// Each ranker's name as a JSON string, and as that JSON string inside a quoted CSV field
+    /// (its quotes doubled).
+    json_names: Vec<Vec<u8>>,
+    csv_json_names: Vec<Vec<u8>>,
 }
 
 /// One page being streamed.
@@ -45,9 +57,9 @@ pub struct ExportPage {
     /// The position after this page's last row: where an export continues later, for rows
     /// recorded since.
     pub resume: ExportCursor,
-    pub labels: Arc<ExportLabels>,
-    /// The rows, in batches; an error ends the page.
-    pub rows: mpsc::Receiver<Result<ExportBatch, EngineError>>,
+    /// The rows, formatted, in chunks with the number of rows each holds; an error ends the
+    /// page.
+    pub chunks: mpsc::Receiver<Result<(Bytes, usize), EngineError>>,
 }
 
 impl ExportLabels {
@@ -60,7 +72,37 @@ impl ExportLabels {
             .await?
             .into_iter()
             .collect();
-        Ok(ExportLabels { rankers, segments })
+        Ok(ExportLabels::new(rankers, segments))
+    }
+
+    fn new(rankers: Vec<String>, segments: HashMap<i16, String>) -> ExportLabels {
+        let json_names: Vec<Vec<u8>> = rankers
+            .iter()
+            .map(|n| {
+                let mut out = Vec::new();
+                write_json_str(&mut out, n);
+                out
+            })
+            .collect();
+        let csv_json_names = json_names
+            .iter()
+            .map(|j| {
+                let mut out = Vec::with_capacity(j.len() + 4);
+                for &b in j {
+                    if b == b'"' {
+                        out.push(b'"');
+                    }
+                    out.push(b);
+                }
+                out
+            })
+            .collect();
+        ExportLabels {
+            rankers,
+            segments,
+            json_names,
+            csv_json_names,
+        }
     }
 
     fn name(&self, idx: i32) -> &str {
@@ -70,11 +112,25 @@ impl ExportLabels {
             .map_or("", String::as_str)
     }
 
+    fn json_name(&self, idx: i32) -> &[u8] {
+        usize::try_from(idx)
+            .ok()
+            .and_then(|i| self.json_names.get(i))
+            .map_or(&b"\"\""[..], Vec::as_slice)
+    }
+
+    fn csv_json_name(&self, idx: i32) -> &[u8] {
+        usize::try_from(idx)
+            .ok()
+            .and_then(|i| self.csv_json_names.get(i))
+            .map_or(&b"\"\"\"\""[..], Vec::as_slice)
+    }
+
     /// The header a file of `kind`'s rows starts with (CSV only).
     pub fn header(kind: ExportKind, format: ExportFormat) -> &'static str {
         match (kind, format) {
             (_, ExportFormat::Ndjson) => "",
-            (ExportKind::Outcomes, ExportFormat::Csv) => OutcomeExportRow::CSV_HEADER,
+            (ExportKind::Outcomes, ExportFormat::Csv) => OUTCOME_CSV_HEADER,
             (ExportKind::Conversions, ExportFormat::Csv) => ConversionExportRow::CSV_HEADER,
         }
     }
@@ -84,11 +140,7 @@ impl ExportLabels {
         match batch {
             ExportBatch::Outcomes(rows) => {
                 for row in rows {
-                    let row = self.outcome(row);
-                    match format {
-                        ExportFormat::Ndjson => write_json_line(&row, out),
-                        ExportFormat::Csv => row.write_csv(out),
-                    }
+                    self.write_outcome(row, format, out);
                 }
             }
             ExportBatch::Conversions(rows) => {
@@ -103,54 +155,183 @@ impl ExportLabels {
         }
     }
 
-    fn outcome<'a>(&'a self, r: &'a ExportedOutcome) -> OutcomeExportRow<'a> {
-        let (rankers, winner, outcomes) = match &r.set {
+    /// Appends one outcome row: an NDJSON object or a CSV record, field by field in the order
+    /// of [`OUTCOME_CSV_HEADER`]. Written by hand: this runs once per exported row.
+    fn write_outcome(&self, r: &ExportedOutcome, format: ExportFormat, out: &mut Vec<u8>) {
+        let csv = format == ExportFormat::Csv;
+        let field = |out: &mut Vec<u8>, name: &str| {
+            if csv {
+                if name != "duel_id" {
+                    out.push(b',');
+                }
+            } else {
+                out.extend_from_slice(if name == "duel_id" { b"{\"" } else { b",\"" });
+                out.extend_from_slice(name.as_bytes());
+                out.extend_from_slice(b"\":");
+            }
+        };
+        // A JSON value: as it is in NDJSON, a quoted CSV field (quotes doubled) in CSV.
+        let json = |out: &mut Vec<u8>, text: &[u8]| {
+            if csv {
+                csv_field(out, std::str::from_utf8(text).unwrap_or(""));
+            } else {
+                out.extend_from_slice(text);
+            }
+        };
+        let null = |out: &mut Vec<u8>| {
+            if !csv {
+                out.extend_from_slice(b"null");
+            }
+        };
+        // Text: a JSON string, or a CSV field.
+        let text = |out: &mut Vec<u8>, t: &str| {
+            if csv {
+                csv_field(out, t);
+            } else {
+                write_json_str(out, t);
+            }
+        };
+        let quote = |out: &mut Vec<u8>| {
+            if !csv {
+                out.push(b'"');
+            }
+        };
+
+        field(out, "duel_id");
+        quote(out);
+        write_uuid(out, &r.duel_id);
+        quote(out);
+        field(out, "issued_at");
+        quote(out);
+        write_time(out, &r.issued_at);
+        quote(out);
+        field(out, "recorded_at");
+        quote(out);
+        write_time(out, &r.recorded_at);
+        quote(out);
+
+        field(out, "rankers");
+        let pair = [r.first, r.second];
+        let shown: &[i32] = match &r.set {
+            Some((set, _)) => set,
+            None => &pair,
+        };
+        out.extend_from_slice(if csv { b"\"[" } else { b"[" });
+        for (i, &idx) in shown.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(if csv {
+                self.csv_json_name(idx)
+            } else {
+                self.json_name(idx)
+            });
+        }
+        out.extend_from_slice(if csv { b"]\"" } else { b"]" });
+
+        // The recorded winner's name as JSON (a two-ranker duel's).
+        let winner_json: &[u8] = match r.winner {
+            Some(w) => self.json_name(w),
+            None => b"\"tie\"",
+        };
+        field(out, "winner");
+        match (&r.set, r.winner) {
+            (Some(_), _) => null(out),
+            (None, Some(w)) => text(out, self.name(w)),
+            (None, None) => text(out, TIE),
+        }
+        field(out, "outcomes");
+        match &r.set {
             Some((set, results)) => {
                 let set_result = SetResult {
                     rankers: set.iter().map(|&i| i.max(0) as usize).collect(),
                     results: results.clone(),
                 };
                 let outcomes: Vec<PairOutcome> = set_result.named(&self.rankers);
-                (
-                    set.iter().map(|&i| self.name(i)).collect(),
-                    None,
-                    Some(outcomes),
-                )
+                json(out, json_text(&outcomes).as_bytes());
             }
-            None => (
-                vec![self.name(r.first), self.name(r.second)],
-                Some(r.winner.map_or(TIE, |w| self.name(w))),
-                None,
-            ),
-        };
-        OutcomeExportRow {
-            duel_id: r.duel_id,
-            issued_at: r.issued_at,
-            recorded_at: r.recorded_at,
-            rankers,
-            winner,
-            outcomes,
-            metric: CLICK,
-            unit_hash: r.unit_hash.as_deref().map(hex),
-            segment: r
-                .segment
-                .and_then(|s| self.segments.get(&s))
-                .map(String::as_str),
+            None => null(out),
         }
+        field(out, "metric");
+        text(out, CLICK);
+        field(out, "unit_hash");
+        match &r.unit_hash {
+            Some(h) => text(out, &hex(h)),
+            None => null(out),
+        }
+        field(out, "segment");
+        match r.segment.and_then(|s| self.segments.get(&s)) {
+            Some(label) => text(out, label),
+            None => null(out),
+        }
+
+        field(out, "posted");
+        match r.posted_as.and_then(PostedAs::from_code) {
+            Some(posted_as) => {
+                let mut posted = Vec::with_capacity(64);
+                posted.extend_from_slice(b"{\"");
+                posted.extend_from_slice(posted_as.name().as_bytes());
+                posted.extend_from_slice(b"\":");
+                match (&r.posted, posted_as) {
+                    (Some(value), _) => posted.extend_from_slice(value.as_bytes()),
+                    // A winner recorded as posted.
+                    (None, PostedAs::Winner) => posted.extend_from_slice(winner_json),
+                    (None, _) => posted.extend_from_slice(b"null"),
+                }
+                posted.push(b'}');
+                json(out, &posted);
+            }
+            None => null(out),
+        }
+        field(out, "interleaving");
+        match &r.method {
+            Some(method) => text(out, method),
+            None => null(out),
+        }
+        field(out, "chosen_by");
+        match r.chosen_by {
+            Some(CHOSEN_BY_POLICY) => text(out, "policy"),
+            Some(CHOSEN_BY_CONFIRMATION) => text(out, "confirmation"),
+            _ => null(out),
+        }
+        out.extend_from_slice(if csv { b"\n" } else { b"}\n" });
     }
 
     fn conversion<'a>(&'a self, r: &'a ExportedConversion) -> ConversionExportRow<'a> {
+        let rankers = [self.name(r.first), self.name(r.second)];
+        let credit = serde_json::from_value::<Interleaving<String>>(r.interleaving.clone())
+            .ok()
+            .and_then(|il| {
+                usize::try_from(r.position)
+                    .ok()
+                    .map(|p| il.ranker_credit(&[p]))
+            })
+            .map(|values| {
+                // A ranker interleaved with itself holds both lists' credit.
+                let mut credit = BTreeMap::new();
+                for (name, value) in rankers.iter().zip(values) {
+                    *credit.entry(*name).or_insert(0.0) += value;
+                }
+                credit
+            });
         ConversionExportRow {
             duel_id: r.duel_id,
             metric: &r.metric,
             event_id: &r.event_id,
-            rankers: [self.name(r.first), self.name(r.second)],
+            rankers,
             document: &r.document,
             position: r.position,
             value: r.value,
             issued_at: r.issued_at,
             occurred_at: r.occurred_at,
             recorded_at: r.recorded_at,
+            credit,
+            duel_winner: match r.duel_result {
+                Some(1) => Some(rankers[0]),
+                Some(-1) => Some(rankers[1]),
+                Some(_) => Some(TIE),
+                None => None,
+            },
         }
     }
 }
@@ -168,13 +349,14 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// Starts streaming the page of at most `limit` final rows after `after`: finds its bounds, then
-/// scans its rows on a connection of its own in a task that hands them on as they arrive, at
-/// most [`READ_AHEAD`] batches ahead of the reader (so memory stays flat however large the
-/// export), and stops when the reader goes away or stalls.
+/// reads and formats its rows on a thread of its own (see [`read_page`]), which hands them on as
+/// they are formatted, at most [`READ_AHEAD`] chunks ahead of the reader (so memory stays flat
+/// however large the export), and stops when the reader goes away or stalls.
 pub async fn export_page(
     pool: &sqlx::PgPool,
     labels: Arc<ExportLabels>,
     kind: ExportKind,
+    format: ExportFormat,
     experiment: i64,
     after: ExportPosition,
     limit: i64,
@@ -190,42 +372,127 @@ pub async fn export_page(
         return Ok(ExportPage {
             next: None,
             resume: cursor(after),
-            labels,
-            rows: rx,
+            chunks: rx,
         });
     };
     let permit = PAGES.acquire().await.map_err(EngineError::internal)?;
-    let mut conn = store_export::own_connection(pool).await?;
-    tokio::spawn(async move {
-        let _permit = permit;
-        let sender = tx.clone();
-        let scan = store_export::stream_rows(
-            &mut conn,
-            kind,
-            experiment,
-            after,
-            bounds.last,
-            move |batch| {
-                let sender = sender.clone();
-                async move {
-                    matches!(
-                        tokio::time::timeout(STALLED_READER, sender.send(Ok(batch))).await,
-                        Ok(Ok(()))
-                    )
+    let options = pool.connect_options();
+    let page = PageRead {
+        labels,
+        kind,
+        format,
+        experiment,
+        after,
+        last: bounds.last,
+    };
+    std::thread::Builder::new()
+        .name("joust-export".into())
+        .spawn(move || {
+            let _permit = permit;
+            lower_thread_priority();
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => runtime,
+                Err(e) => {
+                    let _ = tx.blocking_send(Err(EngineError::internal(e)));
+                    return;
                 }
-            },
-        )
-        .await;
-        if let Err(e) = scan {
-            let _ = tx.send(Err(e.into())).await;
-        }
-    });
+            };
+            runtime.block_on(async move {
+                if let Err(e) = read_page(&options, page, &tx).await {
+                    let _ = tx.send(Err(e)).await;
+                }
+            });
+        })
+        .map_err(EngineError::internal)?;
     Ok(ExportPage {
         next: bounds.more.then(|| cursor(bounds.last)),
         resume: cursor(bounds.last),
-        labels,
-        rows: rx,
+        chunks: rx,
     })
+}
+
+/// What one page's thread reads and how it writes it.
+struct PageRead {
+    labels: Arc<ExportLabels>,
+    kind: ExportKind,
+    format: ExportFormat,
+    experiment: i64,
+    after: ExportPosition,
+    last: ExportPosition,
+}
+
+/// Rows formatted into one chunk of the body: about 200 kB of NDJSON.
+const CHUNK_ROWS: usize = 1024;
+
+/// How much less CPU an export's thread gets than request handling when both want it (Linux
+/// nice 10: about a tenth of a request thread's share). An export takes every idle cycle, and
+/// steps aside for duels and outcomes.
+const EXPORT_NICE: i32 = 10;
+
+/// Lowers the calling thread's scheduling priority (Linux; elsewhere nothing).
+fn lower_thread_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: gettid and setpriority take no pointers; on Linux, PRIO_PROCESS with a thread id
+    // sets that thread's nice value only.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, EXPORT_NICE);
+    }
+}
+
+/// Reads the page's rows on a connection of its own (a page streams for as long as its reader
+/// takes, and the requests the pool serves must not wait for it), formats them a chunk at a
+/// time and sends the chunks to `tx`. Outcomes are read with a binary `COPY`; conversions,
+/// a handful by comparison, with a query.
+async fn read_page(
+    options: &sqlx::postgres::PgConnectOptions,
+    page: PageRead,
+    tx: &mpsc::Sender<Result<(Bytes, usize), EngineError>>,
+) -> Result<(), EngineError> {
+    use sqlx::ConnectOptions;
+    let mut conn = options.connect().await.map_err(store_error)?;
+    let send = |rows: ExportBatch| {
+        let mut out = Vec::with_capacity(256 * 1024);
+        page.labels.write(&rows, page.format, &mut out);
+        let count = match &rows {
+            ExportBatch::Outcomes(r) => r.len(),
+            ExportBatch::Conversions(r) => r.len(),
+        };
+        async move {
+            matches!(
+                tokio::time::timeout(STALLED_READER, tx.send(Ok((Bytes::from(out), count)))).await,
+                Ok(Ok(()))
+            )
+        }
+    };
+    match page.kind {
+        ExportKind::Outcomes => {
+            let statement = export_copy::outcomes_statement(page.experiment, page.after, page.last);
+            export_copy::stream_outcomes(&mut conn, &statement, CHUNK_ROWS, |rows| {
+                send(ExportBatch::Outcomes(rows))
+            })
+            .await?
+        }
+        ExportKind::Conversions => {
+            store_export::stream_rows(
+                &mut conn,
+                page.kind,
+                page.experiment,
+                page.after,
+                page.last,
+                send,
+            )
+            .await?
+        }
+    }
+    Ok(())
+}
+
+fn store_error(e: sqlx::Error) -> EngineError {
+    crate::store::StoreError::from(e).into()
 }
 
 impl Engine {
@@ -261,16 +528,17 @@ impl Engine {
         Ok(cursor.at)
     }
 
-    /// Starts streaming a page of experiment `id`'s export (see [`export_page`]).
+    /// Starts streaming a page of experiment `id`'s export in `format` (see [`export_page`]).
     pub async fn export(
         &self,
         id: i64,
         kind: ExportKind,
+        format: ExportFormat,
         after: ExportPosition,
         limit: i64,
     ) -> Result<ExportPage, EngineError> {
         let labels = Arc::new(ExportLabels::read(&self.pool, id).await?);
-        export_page(&self.pool, labels, kind, id, after, limit).await
+        export_page(&self.pool, labels, kind, format, id, after, limit).await
     }
 }
 

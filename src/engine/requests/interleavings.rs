@@ -11,13 +11,15 @@ use rand::SeedableRng;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::outcomes::{Answer, count_rejection, pending, pending_set};
+use super::outcomes::{Answer, count_rejection, pending, pending_set, posted};
 use crate::api::{ClickRecord, ClicksInput, ErrorCode, InterleaveInput, ShownDocument};
 use crate::bandit::BanditRng;
+use crate::engine::ingest::Posting;
 use crate::engine::model::{DuelClaims, DuelRankers, InterleavingClaims, SetResult, Snapshot};
 use crate::engine::settings::Credit;
 use crate::engine::{Engine, EngineError};
 use crate::interleave::{Interleaving, Outcome, Team, interleave};
+use crate::store::outcomes::PostedAs;
 
 /// Longest result list accepted per ranker.
 pub const MAX_LIST_LEN: usize = 1000;
@@ -214,6 +216,11 @@ impl Engine {
     pub async fn record_clicks(&self, input: ClicksInput) -> Result<ClickRecord, EngineError> {
         let result = self.credit_clicks(&input).await;
         let (claims, mut positions, snap) = result.inspect_err(count_rejection)?;
+        // The clicks as posted (as positions of the shown list), and the method that built it.
+        let posting = Posting {
+            method: Some(claims.interleaving.method_name()),
+            ..posted(PostedAs::Clicks, &positions)
+        };
         // A `click` metric credited by the first event counts the first click posted only.
         if snap.metrics.click().credit == Credit::First {
             positions.truncate(1);
@@ -232,13 +239,18 @@ impl Engine {
                     Outcome::B => Some(*second as usize),
                     Outcome::Tie => None,
                 };
-                let (pending, name) = pending(duel, &snap, winner);
+                let (pending, name) = pending(duel, &snap, winner, posting);
                 (pending, Answer::Winner(name))
             }
             DuelRankers::Set(set) => {
                 let preferences = interleaving.preferences(&positions).sample(&mut rng);
                 let arms = set.iter().map(|&r| r as usize).collect();
-                pending_set(duel, &snap, SetResult::from_preferences(arms, &preferences))
+                pending_set(
+                    duel,
+                    &snap,
+                    SetResult::from_preferences(arms, &preferences),
+                    posting,
+                )
             }
         };
         let credit_values = interleaving.ranker_credit(&positions);

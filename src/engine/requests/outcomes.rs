@@ -6,10 +6,11 @@ use tokio::sync::oneshot;
 
 use crate::api::{ErrorCode, OutcomeInput, OutcomeRecord, PairOutcome, Rank};
 use crate::bandit::Arm;
-use crate::engine::ingest::{PendingOutcome, WriteRequest, Written};
+use crate::engine::ingest::{PendingOutcome, Posting, WriteRequest, Written};
 use crate::engine::model::{DuelClaims, DuelRankers, SetResult, Snapshot, TIE};
 use crate::engine::runtime::now_ms;
 use crate::engine::{Engine, EngineError};
+use crate::store::outcomes::PostedAs;
 use std::sync::Arc;
 
 /// An outcome's one result field, once the body has exactly one.
@@ -96,10 +97,18 @@ impl Engine {
             .verify(&input.duel_token)
             .ok_or(EngineError::InvalidToken)?;
         let snap = self.duel_snapshot(&claims).await?;
-        let scores = match input.form()? {
+        let (scores, posting) = match input.form()? {
             OutcomeForm::Winner(winner) => return self.prepare_winner(&claims, &snap, winner),
-            OutcomeForm::Credits(credits) => credit_scores(&claims, &snap, credits)?,
-            OutcomeForm::Ordering(ordering) => ordering_scores(&claims, &snap, ordering)?,
+            OutcomeForm::Credits(credits) => {
+                let scores = credit_scores(&claims, &snap, credits)?;
+                // In name order: the posted object's own order is not kept by its parse.
+                let sorted: BTreeMap<&String, &f64> = credits.iter().collect();
+                (scores, posted(PostedAs::Credits, &sorted))
+            }
+            OutcomeForm::Ordering(ordering) => (
+                ordering_scores(&claims, &snap, ordering)?,
+                posted(PostedAs::Ordering, ordering),
+            ),
         };
         let arms: Vec<Arm> = claims.ranker_indices().iter().map(|&r| r as Arm).collect();
         match claims.rankers {
@@ -110,12 +119,12 @@ impl Engine {
                     Some(std::cmp::Ordering::Less) => Some(arms[1]),
                     _ => None,
                 };
-                let (pending, name) = pending(&claims, &snap, winner);
+                let (pending, name) = pending(&claims, &snap, winner, posting);
                 Ok((pending, Answer::Winner(name)))
             }
             DuelRankers::Set(_) => {
                 let set = SetResult::from_scores(arms, &scores);
-                Ok(pending_set(&claims, &snap, set))
+                Ok(pending_set(&claims, &snap, set, posting))
             }
         }
     }
@@ -150,7 +159,7 @@ impl Engine {
             }
             Some(arm)
         };
-        let (pending, name) = pending(claims, snap, winner);
+        let (pending, name) = pending(claims, snap, winner, Posting::winner());
         Ok((pending, Answer::Winner(name)))
     }
 
@@ -284,15 +293,32 @@ impl Engine {
     }
 }
 
+/// How an outcome was posted, with its posted value as JSON.
+pub(super) fn posted<T: serde::Serialize + ?Sized>(posted_as: PostedAs, value: &T) -> Posting {
+    Posting {
+        posted_as,
+        value: Some(serde_json::to_string(value).expect("posted values serialise")),
+        method: None,
+    }
+}
+
 /// The write of a duel's outcome (`winner` `None` for a tie), and the winner's name.
 pub(super) fn pending(
     claims: &DuelClaims,
     snap: &Snapshot,
     winner: Option<Arm>,
+    mut posting: Posting,
 ) -> (PendingOutcome, String) {
-    // A ranker compared with itself cannot beat itself: record a tie.
+    // A ranker compared with itself cannot beat itself: record a tie (and keep the posted
+    // winner, which the recorded result no longer says).
     let indices = claims.ranker_indices();
     let (first, second) = (indices[0] as Arm, indices[1] as Arm);
+    if first == second
+        && posting.posted_as == PostedAs::Winner
+        && let Some(w) = winner
+    {
+        posting.value = Some(serde_json::Value::from(snap.names[w].as_str()).to_string());
+    }
     let winner = winner.filter(|_| first != second);
     let winner_name = winner.map_or_else(|| TIE.to_string(), |w| snap.names[w].clone());
     (
@@ -306,6 +332,8 @@ pub(super) fn pending(
             set: None,
             unit: claims.unit,
             segment: claims.segment,
+            posting,
+            chosen_by: claims.chosen_by,
         },
         winner_name,
     )
@@ -316,6 +344,7 @@ pub(super) fn pending_set(
     claims: &DuelClaims,
     snap: &Snapshot,
     set: SetResult,
+    posting: Posting,
 ) -> (PendingOutcome, Answer) {
     let named = set.named(&snap.names);
     let first = set.rankers[0];
@@ -331,6 +360,8 @@ pub(super) fn pending_set(
             set: Some(set),
             unit: claims.unit,
             segment: claims.segment,
+            posting,
+            chosen_by: claims.chosen_by,
         },
         Answer::Pairs(named),
     )

@@ -19,7 +19,7 @@ use sha2::Sha256;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::bandit::{BanditRng, BanditState};
+use crate::bandit::{BanditRng, BanditState, Chooser};
 use crate::store;
 
 use crate::engine::model::{DuelRankers, Snapshot, UNIT_HASH_LEN};
@@ -114,29 +114,38 @@ impl WindowStates {
 /// What a unit's duel is: its rankers, the random bytes of its duel id, and the unit's hash.
 pub struct UnitChoice {
     pub rankers: DuelRankers,
+    /// Which layer chose them.
+    pub chosen_by: Chooser,
     pub random: [u8; 16],
     pub unit: [u8; UNIT_HASH_LEN],
     /// When the window began: the duel id's time, so the id is the same whenever it is asked.
     pub window_start_ms: i64,
 }
 
-/// Selects from `state` with `rng` as the experiment's duels are selected.
+/// Selects from `state` with `rng` as the experiment's duels are selected; says which layer
+/// chose the duel.
 pub fn select(
     state: &BanditState,
     rankers_per_query: usize,
     rng: &mut BanditRng,
-) -> Result<DuelRankers, EngineError> {
+) -> Result<(DuelRankers, Chooser), EngineError> {
     Ok(if rankers_per_query > 2 {
-        let set = state
-            .select_set(rankers_per_query, rng)
+        let (set, chooser) = state
+            .select_set_chosen(rankers_per_query, rng)
             .map_err(EngineError::internal)?;
-        DuelRankers::Set(set.into_iter().map(|a| a as u32).collect())
+        (
+            DuelRankers::Set(set.into_iter().map(|a| a as u32).collect()),
+            chooser,
+        )
     } else {
-        let pair = state.select(rng);
-        DuelRankers::Pair {
-            first: pair.first as u32,
-            second: pair.second as u32,
-        }
+        let (pair, chooser) = state.select_chosen(rng);
+        (
+            DuelRankers::Pair {
+                first: pair.first as u32,
+                second: pair.second as u32,
+            },
+            chooser,
+        )
     })
 }
 
@@ -154,7 +163,7 @@ impl Engine {
         let seed = self.unit_key.duel_seed(snap.id, epoch, &unit_hash, query);
         let pinned = self.window_state(snap, epoch).await;
         let live = snap.clone();
-        let rankers = offload(snap.names.len(), move || {
+        let (rankers, chosen_by) = offload(snap.names.len(), move || {
             let rng_seed = u64::from_le_bytes(seed[16..24].try_into().expect("8 bytes"));
             let chosen = select(
                 &pinned,
@@ -164,7 +173,7 @@ impl Engine {
             // A ranker retired since the window began is not shown: such a duel is selected
             // from the live state instead (the same on every replica that saw the retirement).
             let retired = |r: &u32| !live.state.active.get(*r as usize).copied().unwrap_or(false);
-            let any_retired = match &chosen {
+            let any_retired = match &chosen.0 {
                 DuelRankers::Pair { first, second } => retired(first) || retired(second),
                 DuelRankers::Set(set) => set.iter().any(retired),
             };
@@ -180,6 +189,7 @@ impl Engine {
         .await?;
         Ok(UnitChoice {
             rankers,
+            chosen_by,
             random: seed[..16].try_into().expect("16 bytes"),
             unit: unit_hash,
             window_start_ms: snap.units.epoch_start_ms(epoch),

@@ -84,9 +84,9 @@ async fn export(
             .map_err(|message| ApiError::new(ErrorCode::InvalidCursor, message))?,
         None => ExportPosition::START,
     };
-    let page = engine.export(id, kind, after, limit).await?;
+    let page = engine.export(id, kind, format, after, limit).await?;
 
-    let mut response = Response::new(body(page.labels.clone(), kind, format, page.rows));
+    let mut response = Response::new(body(kind, format, page.chunks));
     *response.status_mut() = StatusCode::OK;
     let h = response.headers_mut();
     h.insert(
@@ -120,40 +120,29 @@ fn header_value(text: &str) -> Result<HeaderValue, ApiError> {
     HeaderValue::from_str(text).map_err(|_| ApiError::internal())
 }
 
-/// The page's rows as a streamed body: the CSV header, then each batch encoded as it arrives.
-/// An error from the database ends the body early, which the client sees as a broken transfer
-/// (its rows so far are still good: it reads the page again and skips them).
+/// The page's rows as a streamed body: the CSV header, then each chunk as the page's thread
+/// formatted it. An error from the database ends the body early, which the client sees as a
+/// broken transfer (its rows so far are still good: it reads the page again and skips them).
 fn body(
-    labels: std::sync::Arc<ExportLabels>,
     kind: ExportKind,
     format: ExportFormat,
-    rows: tokio::sync::mpsc::Receiver<
-        Result<crate::store::export::ExportBatch, crate::engine::EngineError>,
-    >,
+    chunks: tokio::sync::mpsc::Receiver<Result<(Bytes, usize), crate::engine::EngineError>>,
 ) -> Body {
     let header = ExportLabels::header(kind, format);
     let first = (!header.is_empty())
         .then(|| Ok::<_, std::io::Error>(Bytes::from_static(header.as_bytes())));
-    let batches = futures_util::stream::unfold(rows, move |mut rows| {
-        let labels = labels.clone();
-        async move {
-            let batch = rows.recv().await?;
-            let item = match batch {
-                Ok(batch) => {
-                    let mut out = Vec::with_capacity(256 * 1024);
-                    labels.write(&batch, format, &mut out);
-                    Ok(Bytes::from(out))
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "an export page ended early");
-                    Err(std::io::Error::other(e.to_string()))
-                }
-            };
-            Some((item, rows))
-        }
+    let chunks = futures_util::stream::unfold(chunks, |mut chunks| async move {
+        let item = match chunks.recv().await? {
+            Ok((bytes, _rows)) => Ok(bytes),
+            Err(e) => {
+                tracing::warn!(error = %e, "an export page ended early");
+                Err(std::io::Error::other(e.to_string()))
+            }
+        };
+        Some((item, chunks))
     });
     // Fused: the compression layer polls the body once more after its end.
-    Body::from_stream(futures_util::stream::iter(first).chain(batches).fuse())
+    Body::from_stream(futures_util::stream::iter(first).chain(chunks).fuse())
 }
 
 use futures_util::StreamExt as _;

@@ -9,7 +9,7 @@ buffer.add_clicks(shown, clicked=["doc-3"])                        # never block
 """
 
 from ._buffer_state import OnError, PendingItem
-from ._export import ExportRows
+from ._export import AsyncExportRows, ExportRows
 from .async_buffer import AsyncOutcomeBuffer
 from .async_client import AsyncClient
 from .buffer import OutcomeBuffer
@@ -62,6 +62,7 @@ from .models import (
 
 __all__ = [
     "AsyncClient",
+    "AsyncExportRows",
     "AsyncOutcomeBuffer",
     "BadRequest",
     "BatchResult",

@@ -9,9 +9,10 @@ or skipped.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx
@@ -96,6 +97,70 @@ class ExportRows:
                 time.sleep(self._retry_wait)
 
 
+class AsyncExportRows:
+    """`ExportRows` for the asyncio client: iterate with `async for`. The same pages, cursor and
+    re-reads of a page that breaks off (waiting with `asyncio.sleep`)."""
+
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        path: str,
+        params: dict[str, str],
+        *,
+        retries: int,
+        retry_wait: float,
+    ) -> None:
+        self._http = http
+        self._url: str | None = path
+        self._params: dict[str, str] | None = params
+        self._retries = retries
+        self._retry_wait = retry_wait
+        self.cursor: str | None = params.get("after")
+
+    async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        while self._url is not None:
+            async for row in self._page(self._url, self._params):
+                yield row
+
+    async def _page(self, url: str, params: dict[str, str] | None) -> AsyncIterator[dict[str, Any]]:
+        yielded = 0
+        failures = 0
+        while True:
+            seen = 0
+            try:
+                async with self._http.stream(
+                    "GET", url, params=params, headers={"accept": NDJSON}
+                ) as response:
+                    if response.status_code >= 300:
+                        await response.aread()
+                        error = error_from_response(response)
+                        if response.status_code < 500:
+                            raise error
+                        raise _Broken(error)
+                    async for line in response.aiter_lines():
+                        if not line:
+                            continue
+                        seen += 1
+                        if seen > yielded:
+                            yielded = seen
+                            yield json.loads(line)
+                    self.cursor = response.headers.get("joust-cursor", self.cursor)
+                    self._url = next_link(response.headers.get("link"))
+                    self._params = None
+                    return
+            except (httpx.HTTPError, _Broken) as exc:
+                failures += 1
+                if failures > self._retries:
+                    if isinstance(exc, _Broken):
+                        raise exc.error from exc
+                    raise error_from_transport(exc) from exc
+                await asyncio.sleep(self._retry_wait)
+
+    async def rows(self) -> list[dict[str, Any]]:
+        """Every row, read to the end (the cursor is then the last page's)."""
+        return [row async for row in self]
+
+
 class _Broken(Exception):
     """A 5xx answer to a page: read it again."""
 
@@ -113,7 +178,7 @@ def export_params(after: str | None, page_size: int | None) -> dict[str, str]:
     return params
 
 
-def data_frame(rows: ExportRows) -> Any:
+def data_frame(rows: ExportRows | list[dict[str, Any]]) -> Any:
     """The rows as a pandas DataFrame; pandas is optional, so it is imported only here."""
     try:
         import pandas  # type: ignore[import-not-found,import-untyped,unused-ignore]

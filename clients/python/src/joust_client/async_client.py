@@ -25,6 +25,7 @@ from ._bodies import (
 from ._buffer_state import OnError
 from ._config import ClientConfig, experiment_body, history_params
 from ._deadline import DeadlineTimeouts, within
+from ._export import AsyncExportRows, data_frame, export_params
 from ._responses import as_joust_error, error_from_response, error_from_transport, json_of
 from .async_buffer import AsyncOutcomeBuffer
 from .errors import JoustError, Timeout
@@ -338,6 +339,46 @@ class AsyncClient:
     ) -> History:
         path = f"/v1/experiments/{experiment_id}/history"
         return History.from_json(await self._get(path, history_params(since, max_points)))
+
+    # -- exports -------------------------------------------------------------------------
+
+    def iter_outcomes(
+        self,
+        experiment_id: int,
+        *,
+        after: str | None = None,
+        page_size: int | None = None,
+        retries: int = 10,
+        retry_wait: float = 1.0,
+    ) -> AsyncExportRows:
+        """Every recorded outcome of the experiment, oldest first in the service's apply order,
+        each once, as dicts; streamed page by page (`async for`). `after` resumes after an
+        earlier export's `cursor` (the iterator's attribute once it is done)."""
+        path = f"/v1/experiments/{experiment_id}/outcomes"
+        params = export_params(after, page_size)
+        return AsyncExportRows(self._http, path, params, retries=retries, retry_wait=retry_wait)
+
+    def iter_conversions(
+        self,
+        experiment_id: int,
+        *,
+        after: str | None = None,
+        page_size: int | None = None,
+        retries: int = 10,
+        retry_wait: float = 1.0,
+    ) -> AsyncExportRows:
+        """Every recorded conversion of the experiment with its duel, as `iter_outcomes`."""
+        path = f"/v1/experiments/{experiment_id}/conversions"
+        params = export_params(after, page_size)
+        return AsyncExportRows(self._http, path, params, retries=retries, retry_wait=retry_wait)
+
+    async def outcomes_frame(self, experiment_id: int, *, after: str | None = None) -> Any:
+        """`iter_outcomes` as a pandas DataFrame (needs pandas, which the SDK does not)."""
+        return data_frame(await self.iter_outcomes(experiment_id, after=after).rows())
+
+    async def conversions_frame(self, experiment_id: int, *, after: str | None = None) -> Any:
+        """`iter_conversions` as a pandas DataFrame (needs pandas)."""
+        return data_frame(await self.iter_conversions(experiment_id, after=after).rows())
 
     async def key_scope(self) -> str:
         """The scope of this client's API key: admin, ingest, read, or open (no keys)."""
