@@ -1,6 +1,7 @@
 //! `auto` version 4 (Copeland sparring, `src/bandit/policies/copeland_sparring.rs`): replay, the
 //! incremental bookkeeping against a recomputation from the win matrix, its linear state, and
-//! finding the Condorcet and Copeland winners.
+//! finding the Condorcet and Copeland winners; version 5 (its Thompson pairing) for replay and
+//! the winners.
 
 use crate::helpers::policy_run;
 use crate::helpers::policy_run::{DELAYED, IMMEDIATE};
@@ -10,6 +11,10 @@ use rand::{Rng, SeedableRng};
 
 fn v4() -> PolicySpec {
     PolicySpec::parse_cli("auto:version=4").unwrap()
+}
+
+fn v5() -> PolicySpec {
+    PolicySpec::parse_cli("auto:version=5").unwrap()
 }
 
 /// The cache's confirmed losses, and the same recomputed from the win matrix.
@@ -39,17 +44,26 @@ fn the_default_is_version_4() {
 
 #[test]
 fn a_seed_replays_exactly_and_a_stored_state_chooses_as_the_live_one() {
+    replays(&v4());
+}
+
+#[test]
+fn version_5_replays_exactly_and_a_stored_state_chooses_as_the_live_one() {
+    replays(&v5());
+}
+
+fn replays(spec: &PolicySpec) {
     let m = scenarios::random_copeland(12, 3).unwrap();
     for feedback in [IMMEDIATE, DELAYED] {
-        let (a, _) = policy_run::run(&v4(), &m, 20_000, 7, feedback);
-        let (b, _) = policy_run::run(&v4(), &m, 20_000, 7, feedback);
+        let (a, _) = policy_run::run(spec, &m, 20_000, 7, feedback);
+        let (b, _) = policy_run::run(spec, &m, 20_000, 7, feedback);
         assert_eq!(a.view().wins, b.view().wins);
         assert_eq!(a, b);
     }
     // Mid-run, the state goes through JSON: unwarmed and warmed copies make the live state's
     // choices from the same random numbers, and keep doing so as outcomes arrive.
     let m = scenarios::random_condorcet(16, 2).unwrap();
-    let (mut live, _) = policy_run::run(&v4(), &m, 5_000, 11, IMMEDIATE);
+    let (mut live, _) = policy_run::run(spec, &m, 5_000, 11, IMMEDIATE);
     let json = serde_json::to_string(&live).unwrap();
     let mut cold: BanditState = serde_json::from_str(&json).unwrap();
     let mut warm: BanditState = serde_json::from_str(&json).unwrap();
@@ -131,11 +145,16 @@ fn its_state_grows_linearly_with_the_rankers() {
 }
 
 /// Runs that name the matrix's winner after `steps`, over `seeds`.
-fn hits(m: &joust::sim::PrefMatrix, steps: usize, seeds: std::ops::Range<u64>) -> usize {
+fn hits(
+    spec: &PolicySpec,
+    m: &joust::sim::PrefMatrix,
+    steps: usize,
+    seeds: std::ops::Range<u64>,
+) -> usize {
     let winners = m.copeland_winners();
     seeds
         .filter(|&s| {
-            let (state, perm) = policy_run::run(&v4(), m, steps, s, IMMEDIATE);
+            let (state, perm) = policy_run::run(spec, m, steps, s, IMMEDIATE);
             policy_run::champion_in_matrix(&state, &perm).is_some_and(|c| winners.contains(&c))
         })
         .count()
@@ -164,6 +183,15 @@ fn budget(m: &joust::sim::PrefMatrix) -> usize {
 
 #[test]
 fn it_finds_the_condorcet_and_copeland_winners() {
+    finds_the_winners(&v4());
+}
+
+#[test]
+fn version_5_finds_the_condorcet_and_copeland_winners() {
+    finds_the_winners(&v5());
+}
+
+fn finds_the_winners(spec: &PolicySpec) {
     // Thresholds: at the budget each run names the winner with probability p close to 1; we
     // assume only p >= 0.98. 8 runs per matrix: requiring 6 fails by chance with probability
     // P(Bin(8, 0.02) >= 3) < 5e-4 per matrix, 0.003 over the 6; requiring 44 of the 48 runs,
@@ -195,7 +223,7 @@ fn it_finds_the_condorcet_and_copeland_winners() {
     let mut report = Vec::new();
     for (name, m) in &matrices {
         let steps = budget(m);
-        let h = hits(m, steps, 0..8);
+        let h = hits(spec, m, steps, 0..8);
         report.push(format!("{name} T={steps} {h}/8"));
         assert!(h >= 6, "{name}: {h}/8 runs of {steps} steps named a winner");
         total += h;

@@ -30,6 +30,23 @@
 //!    rival has a value above 1/2, nothing is left that may beat `c`: it duels itself, at no
 //!    regret if it is the winner.
 //!
+//! **Version 5** (`auto:version=5`, not the default) pairs the drawn arm differently, the
+//! rest (candidates, bounds, rivals, cache) unchanged. Step 3 becomes Self-Sparring's second
+//! draw: on every step with more than one candidate, a second independent Thompson draw over
+//! `C`; if it is another arm and their pair is not resolved, the duel is (drawn, second).
+//! Otherwise step 4 runs for the drawn arm, and its rival (not a probe of a pair never compared)
+//! is taken only if one draw of the pair's preference, Beta(w_jc + 1, w_cj + 1), is above 1/2;
+//! else the drawn arm duels itself (which the decision layer turns into a confirmation). Why:
+//! on random 16-ranker subsets of MSLR-Navigational, version 4 paid about 40% more regret than
+//! version 3 (DTS), and counting it by kind of duel (seed 2, 20 runs, 10^5 steps) put 420 of its
+//! 1,040 on the uniform candidate of step 3 and 330 on rivals taken at their upper bound, where
+//! DTS's own duels cost about 280: a uniform candidate and an optimistic rival keep comparing
+//! the leader with arms nearly tied with it, which a Thompson draw visits only as often as the
+//! evidence leaves them a chance. The guarantee above is kept in its form (a rival is still
+//! only an arm not confirmed to beat `c`, and every pair can still be drawn), but a pair's
+//! comparisons now also wait on its posterior, so the O(K^2 ln T / gap^2) argument is not
+//! claimed for it. Cost: one more Thompson draw, and one Beta draw when a rival is taken.
+//!
 //! **Time.** `L = ln T̄`, with `T̄` the smallest power of two above the outcomes heard so far
 //! (self-duels included, as a time step): a bound is never narrower than with `ln t`, so every
 //! "confirmed" statement holds with at least the confidence of DTS's and RUCB's, and the bounds,
@@ -68,6 +85,7 @@
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
+use crate::bandit::stats::beta::sample_beta;
 use crate::bandit::stats::cached::{Cached, evidence_total};
 use crate::bandit::stats::thompson_argmax::{ArgmaxSampler, with_self_duels};
 use crate::bandit::stats::ucb::{threshold, ucb};
@@ -78,6 +96,14 @@ pub const ALPHA: f64 = 0.51;
 
 /// Random probes for a pair never compared before the cached rival is taken.
 const PROBES: usize = 4;
+
+/// How the drawn arm is paired: version 4's rule (steps 3 and 4 of the module docs) or
+/// version 5's (a second Thompson draw, and a Thompson check of the rival).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pairing {
+    Uniform,
+    Thompson,
+}
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CopelandSparring {
@@ -312,13 +338,16 @@ impl Derived {
         self.offer_rival(view, b, a);
     }
 
-    fn select<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Pair {
+    fn select<R: Rng + ?Sized>(&self, view: &View, rng: &mut R, pairing: Pairing) -> Pair {
         let drawn = self
             .sampler
             .sample(rng)
             .or_else(|| view.active_arms().next())
             .expect("an experiment has an active arm");
         let mut first = drawn;
+        if pairing == Pairing::Thompson {
+            return self.select_thompson(view, rng, drawn);
+        }
         if self.candidates > 1 && rng.random::<bool>() {
             // RUCB's other half: a candidate uniformly at random (in index order), against the
             // drawn one while their pair is unresolved (RMED's comparison with the leader).
@@ -336,6 +365,42 @@ impl Derived {
                 first = c;
             }
         }
+        self.probe_or_rival(view, rng, first)
+    }
+
+    /// Version 5's steps 3 and 4 (module docs, "Version 5"): a second Thompson draw over the
+    /// candidates against the first while their pair is open; else the first arm's rival, taken
+    /// only when a draw of the pair's preference says the rival wins.
+    fn select_thompson<R: Rng + ?Sized>(&self, view: &View, rng: &mut R, drawn: Arm) -> Pair {
+        if self.candidates > 1
+            && let Some(c) = self.sampler.sample(rng)
+            && c != drawn
+            && !confirmed_loss(view, c, drawn, self.log_term)
+            && !confirmed_loss(view, drawn, c, self.log_term)
+        {
+            return Pair::new(drawn, c);
+        }
+        match self.probe_or_rival(view, rng, drawn) {
+            pair if pair.first == pair.second => pair,
+            pair => {
+                let j = if pair.first == drawn {
+                    pair.second
+                } else {
+                    pair.first
+                };
+                let (score, count) = (view.score(j, drawn), view.count(j, drawn));
+                if count <= 0.0 || sample_beta(score + 1.0, count - score + 1.0, rng) > 0.5 {
+                    pair
+                } else {
+                    Pair::new(drawn, drawn)
+                }
+            }
+        }
+    }
+
+    /// Step 4 of the module docs for the first arm `first`: a probe of a pair never compared,
+    /// else its rival, else a self-duel.
+    fn probe_or_rival<R: Rng + ?Sized>(&self, view: &View, rng: &mut R, first: Arm) -> Pair {
         if self.unexplored[first] > 0 {
             for _ in 0..PROBES {
                 let j = rng.random_range(0..view.k());
@@ -372,10 +437,11 @@ impl CopelandSparring {
         self.cache = Cached(Some(Derived::build(view, self.heard)));
     }
 
-    pub fn select<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Pair {
+    /// The next duel, paired as `pairing` says (version 4 or 5 of `auto`).
+    pub fn select<R: Rng + ?Sized>(&self, view: &View, rng: &mut R, pairing: Pairing) -> Pair {
         match self.fresh(view) {
-            Some(d) => d.select(view, rng),
-            None => Derived::build(view, self.heard).select(view, rng),
+            Some(d) => d.select(view, rng, pairing),
+            None => Derived::build(view, self.heard).select(view, rng, pairing),
         }
     }
 
