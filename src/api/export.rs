@@ -76,33 +76,15 @@ fn time<S: Serializer>(t: &chrono::DateTime<chrono::Utc>, s: S) -> Result<S::Ok,
 /// digits as it needs, as chrono's `SecondsFormat::AutoSi` writes it (and as the rest of the
 /// API's times read), without chrono's formatting machinery.
 pub fn write_time(out: &mut Vec<u8>, t: &chrono::DateTime<chrono::Utc>) {
-    let secs = t.timestamp();
-    let nanos = t.timestamp_subsec_nanos();
-    let days = secs.div_euclid(86_400);
-    let of_day = secs.rem_euclid(86_400) as u32;
-    let (y, m, d) = civil_from_days(days);
-    if !(0..=9999).contains(&y) {
+    let Some(date_time) = super::rfc3339::date_time(t.timestamp()) else {
         out.extend_from_slice(
             t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)
                 .as_bytes(),
         );
         return;
-    }
-    let mut buf = *b"0000-00-00T00:00:00";
-    let put = |buf: &mut [u8; 19], at: usize, v: u32, width: usize| {
-        let mut v = v;
-        for i in (0..width).rev() {
-            buf[at + i] = b'0' + (v % 10) as u8;
-            v /= 10;
-        }
     };
-    put(&mut buf, 0, y as u32, 4);
-    put(&mut buf, 5, m, 2);
-    put(&mut buf, 8, d, 2);
-    put(&mut buf, 11, of_day / 3600, 2);
-    put(&mut buf, 14, of_day / 60 % 60, 2);
-    put(&mut buf, 17, of_day % 60, 2);
-    out.extend_from_slice(&buf);
+    out.extend_from_slice(&date_time);
+    let nanos = t.timestamp_subsec_nanos();
     let (digits, frac) = if nanos == 0 {
         (0, 0)
     } else if nanos % 1_000_000 == 0 {
@@ -114,28 +96,10 @@ pub fn write_time(out: &mut Vec<u8>, t: &chrono::DateTime<chrono::Utc>) {
     };
     if digits > 0 {
         let mut f = [b'.'; 10];
-        let mut v = frac;
-        for i in (1..=digits).rev() {
-            f[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-        }
+        super::rfc3339::digits(&mut f[1..=digits], frac);
         out.extend_from_slice(&f[..=digits]);
     }
     out.push(b'Z');
-}
-
-/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 /// Appends `text` as a JSON string (quoted, escaped as serde_json escapes it).

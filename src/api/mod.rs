@@ -15,6 +15,7 @@ mod json_words;
 mod keys;
 mod non_null;
 mod outcomes;
+pub mod rfc3339;
 mod settings;
 
 pub use conversions::{ConversionInput, ConversionRecord};

@@ -432,6 +432,15 @@ impl CopelandSparring {
             .filter(|d| d.stamp == stamp(view, self.heard))
     }
 
+    /// `f` of the cache when it is fresh, else of a state derived from the win matrix now (a
+    /// state not warmed chooses exactly as a warmed one).
+    fn with_derived<T>(&self, view: &View, f: impl FnOnce(&Derived) -> T) -> T {
+        match self.fresh(view) {
+            Some(d) => f(d),
+            None => f(&Derived::build(view, self.heard)),
+        }
+    }
+
     /// Brings the cache up to date (`warm`).
     pub fn warm(&mut self, view: &View) {
         self.cache = Cached(Some(Derived::build(view, self.heard)));
@@ -439,10 +448,7 @@ impl CopelandSparring {
 
     /// The next duel, paired as `pairing` says (version 4 or 5 of `auto`).
     pub fn select<R: Rng + ?Sized>(&self, view: &View, rng: &mut R, pairing: Pairing) -> Pair {
-        match self.fresh(view) {
-            Some(d) => d.select(view, rng, pairing),
-            None => Derived::build(view, self.heard).select(view, rng, pairing),
-        }
+        self.with_derived(view, |d| d.select(view, rng, pairing))
     }
 
     /// A result between distinct active arms `a` and `b`, `a` gaining `gain_a` of it, now in the
@@ -480,38 +486,26 @@ impl CopelandSparring {
 
     /// The candidates: the active arms with the fewest confirmed losses.
     pub fn candidates(&self, view: &View) -> Vec<Arm> {
-        let built;
-        let d = match self.fresh(view) {
-            Some(d) => d,
-            None => {
-                built = Derived::build(view, self.heard);
-                &built
-            }
-        };
-        view.active_arms()
-            .filter(|&a| d.is_candidate(view, a))
-            .collect()
+        self.with_derived(view, |d| {
+            view.active_arms()
+                .filter(|&a| d.is_candidate(view, a))
+                .collect()
+        })
     }
 
     /// The candidate that took part in the most duels (self-duels included), the lowest index
     /// among equals.
     pub fn belief(&self, view: &View) -> Option<Arm> {
-        let built;
-        let d = match self.fresh(view) {
-            Some(d) => d,
-            None => {
-                built = Derived::build(view, self.heard);
-                &built
-            }
-        };
-        view.active_arms()
-            .filter(|&a| d.is_candidate(view, a))
-            .map(|a| (a, d.plays[a] + view.wins.ties(a, a) as f64))
-            .fold(None, |best: Option<(Arm, f64)>, (a, n)| match best {
-                Some((_, m)) if m >= n => best,
-                _ => Some((a, n)),
-            })
-            .map(|(a, _)| a)
+        self.with_derived(view, |d| {
+            view.active_arms()
+                .filter(|&a| d.is_candidate(view, a))
+                .map(|a| (a, d.plays[a] + view.wins.ties(a, a) as f64))
+                .fold(None, |best: Option<(Arm, f64)>, (a, n)| match best {
+                    Some((_, m)) if m >= n => best,
+                    _ => Some((a, n)),
+                })
+                .map(|(a, _)| a)
+        })
     }
 
     /// The number of candidates and the arms' confirmed losses, as the cache holds them (for

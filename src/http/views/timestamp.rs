@@ -5,6 +5,8 @@
 
 use serde::{Serialize, Serializer};
 
+use crate::api::rfc3339;
+
 /// A UTC time of whole milliseconds since the epoch, serialised as RFC 3339.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timestamp(pub i64);
@@ -24,56 +26,16 @@ impl Serialize for Timestamp {
 
 /// Writes `ms` as `YYYY-MM-DDTHH:MM:SS[.mmm]Z`; `None` outside years 1 to 9999.
 fn write_rfc3339(ms: i64, out: &mut [u8; 24]) -> Option<usize> {
-    let secs = ms.div_euclid(1000);
+    out[..19].copy_from_slice(&rfc3339::date_time(ms.div_euclid(1000))?);
     let millis = ms.rem_euclid(1000) as u32;
-    let days = secs.div_euclid(86_400);
-    let second_of_day = secs.rem_euclid(86_400) as u32;
-    let (year, month, day) = civil_from_days(days);
-    if !(1..=9999).contains(&year) {
-        return None;
-    }
-    digits(&mut out[0..4], year as u32);
-    out[4] = b'-';
-    digits(&mut out[5..7], month);
-    out[7] = b'-';
-    digits(&mut out[8..10], day);
-    out[10] = b'T';
-    digits(&mut out[11..13], second_of_day / 3600);
-    out[13] = b':';
-    digits(&mut out[14..16], second_of_day / 60 % 60);
-    out[16] = b':';
-    digits(&mut out[17..19], second_of_day % 60);
     if millis == 0 {
         out[19] = b'Z';
         return Some(20);
     }
     out[19] = b'.';
-    digits(&mut out[20..23], millis);
+    rfc3339::digits(&mut out[20..23], millis);
     out[23] = b'Z';
     Some(24)
-}
-
-/// `value`'s last `out.len()` decimal digits, zero-padded.
-fn digits(out: &mut [u8], mut value: u32) {
-    for d in out.iter_mut().rev() {
-        *d = b'0' + (value % 10) as u8;
-        value /= 10;
-    }
-}
-
-/// The proleptic Gregorian date of a day count from 1970-01-01 (Howard Hinnant's
-/// `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 #[cfg(test)]

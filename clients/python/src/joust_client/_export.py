@@ -34,7 +34,35 @@ def next_link(header: str | None) -> str | None:
     return None
 
 
-class ExportRows:
+class _Pages:
+    """What both iterators keep: the next page's URL (with its query until the first page is
+    read), the cursor after the last whole page, and how often a page is read again."""
+
+    def __init__(self, path: str, params: dict[str, str], *, retries: int) -> None:
+        self._url: str | None = path
+        self._params: dict[str, str] | None = params
+        self._retries = retries
+        self.cursor: str | None = params.get("after")
+
+    def _turn_page(self, response: httpx.Response) -> None:
+        """After a whole page: its cursor, and the next page's URL (None after the last)."""
+        self.cursor = response.headers.get("joust-cursor", self.cursor)
+        self._url = next_link(response.headers.get("link"))
+        self._params = None
+
+
+def _answer_error(response: httpx.Response) -> Exception:
+    """A page's error answer (read): final for a 4xx, a page to read again for a 5xx."""
+    error = error_from_response(response)
+    return error if response.status_code < 500 else _Broken(error)
+
+
+def _failure(exc: httpx.HTTPError | _Broken) -> JoustError:
+    """The error to raise once a page has failed more often than allowed."""
+    return exc.error if isinstance(exc, _Broken) else error_from_transport(exc)
+
+
+class ExportRows(_Pages):
     """Iterates the rows of one export, oldest first, as dicts (fields as the API names them).
 
     `cursor` is the position after the last whole page read: pass it as `after` to a later
@@ -51,12 +79,9 @@ class ExportRows:
         retries: int,
         retry_wait: float,
     ) -> None:
+        super().__init__(path, params, retries=retries)
         self._http = http
-        self._url: str | None = path
-        self._params: dict[str, str] | None = params
-        self._retries = retries
         self._retry_wait = retry_wait
-        self.cursor: str | None = params.get("after")
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         while self._url is not None:
@@ -73,10 +98,7 @@ class ExportRows:
                 ) as response:
                     if response.status_code >= 300:
                         response.read()
-                        error = error_from_response(response)
-                        if response.status_code < 500:
-                            raise error
-                        raise _Broken(error)
+                        raise _answer_error(response)
                     for line in response.iter_lines():
                         if not line:
                             continue
@@ -84,20 +106,16 @@ class ExportRows:
                         if seen > yielded:
                             yielded = seen
                             yield json.loads(line)
-                    self.cursor = response.headers.get("joust-cursor", self.cursor)
-                    self._url = next_link(response.headers.get("link"))
-                    self._params = None
+                    self._turn_page(response)
                     return
             except (httpx.HTTPError, _Broken) as exc:
                 failures += 1
                 if failures > self._retries:
-                    if isinstance(exc, _Broken):
-                        raise exc.error from exc
-                    raise error_from_transport(exc) from exc
+                    raise _failure(exc) from exc
                 time.sleep(self._retry_wait)
 
 
-class AsyncExportRows:
+class AsyncExportRows(_Pages):
     """`ExportRows` for the asyncio client: iterate with `async for`. The same pages, cursor and
     re-reads of a page that breaks off (waiting with `asyncio.sleep`)."""
 
@@ -110,12 +128,9 @@ class AsyncExportRows:
         retries: int,
         retry_wait: float,
     ) -> None:
+        super().__init__(path, params, retries=retries)
         self._http = http
-        self._url: str | None = path
-        self._params: dict[str, str] | None = params
-        self._retries = retries
         self._retry_wait = retry_wait
-        self.cursor: str | None = params.get("after")
 
     async def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
         while self._url is not None:
@@ -133,10 +148,7 @@ class AsyncExportRows:
                 ) as response:
                     if response.status_code >= 300:
                         await response.aread()
-                        error = error_from_response(response)
-                        if response.status_code < 500:
-                            raise error
-                        raise _Broken(error)
+                        raise _answer_error(response)
                     async for line in response.aiter_lines():
                         if not line:
                             continue
@@ -144,16 +156,12 @@ class AsyncExportRows:
                         if seen > yielded:
                             yielded = seen
                             yield json.loads(line)
-                    self.cursor = response.headers.get("joust-cursor", self.cursor)
-                    self._url = next_link(response.headers.get("link"))
-                    self._params = None
+                    self._turn_page(response)
                     return
             except (httpx.HTTPError, _Broken) as exc:
                 failures += 1
                 if failures > self._retries:
-                    if isinstance(exc, _Broken):
-                        raise exc.error from exc
-                    raise error_from_transport(exc) from exc
+                    raise _failure(exc) from exc
                 await asyncio.sleep(self._retry_wait)
 
     async def rows(self) -> list[dict[str, Any]]:
