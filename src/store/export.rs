@@ -115,14 +115,16 @@ pub async fn page_bounds(
     let (table, key) = (kind.table(), kind.key());
     // The limit-th row and the one after it: two rows say there is another page. With fewer
     // than `limit` rows left, the last final row ends the page.
+    // The horizon is a scalar subquery (evaluated once, under the statement's one snapshot), so
+    // that it is a bound of the index scan: joined in as a row, it made the planner read every
+    // row of the experiment and sort them (3.2 s instead of 0.4 s for a page of a million).
     let sql = format!(
-        "WITH h AS (SELECT {HORIZON} AS horizon)
-         (SELECT 0 AS part, xid, {key} FROM {table}, h
-          WHERE experiment_id = $1 AND (xid, {key}) > ($2, $3) AND xid < h.horizon
+        "(SELECT 0 AS part, xid, {key} FROM {table}
+          WHERE experiment_id = $1 AND (xid, {key}) > ($2, $3) AND xid < (SELECT {HORIZON})
           ORDER BY xid, {key} OFFSET $4 - 1 LIMIT 2)
          UNION ALL
-         (SELECT 1 AS part, xid, {key} FROM {table}, h
-          WHERE experiment_id = $1 AND (xid, {key}) > ($2, $3) AND xid < h.horizon
+         (SELECT 1 AS part, xid, {key} FROM {table}
+          WHERE experiment_id = $1 AND (xid, {key}) > ($2, $3) AND xid < (SELECT {HORIZON})
           ORDER BY xid DESC, {key} DESC LIMIT 1)"
     );
     let q = bind_position(sqlx::query(&sql).bind(experiment), kind, after).bind(limit);

@@ -632,3 +632,66 @@ async fn bad_cursors_formats_and_limits_are_refused() {
     let p = page(&app, &format!("/v1/experiments/{id}/outcomes"), None).await;
     assert_eq!(p.rows.len(), 3);
 }
+
+/// Rows say which layer chose their duel: with the confirmation layer taking every step it may
+/// (`max_confirmation_share` 1), the duels issued before a ranker is established (played 100
+/// times per rival) are the policy's, and those issued after, while nothing is decided, the
+/// confirmation layer's.
+#[tokio::test]
+async fn rows_say_whether_the_policy_or_the_confirmation_layer_chose_the_duel() {
+    let app = spawn_app().await;
+    let (s, b) = app
+        .post(
+            "/v1/experiments",
+            json!({"name": "chooser", "rankers": ["a", "b", "c"], "policy": {"name": "uniform"},
+                   "seed": 7, "decision": {"max_confirmation_share": 1.0}}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{b}");
+    let id = b["id"].as_i64().unwrap();
+    // Even preferences (each position wins half the time): nothing is decided, and the most
+    // played of three rankers (about 267 plays each) passes 200 within 400 duels.
+    const BEFORE: usize = 400;
+    let early = post_even_winners(&app, id, BEFORE).await;
+    let path = format!("/v1/experiments/{id}");
+    eventually("every outcome applied", Duration::from_secs(20), || async {
+        app.get(&path).await.1["outcomes_applied"] == BEFORE
+    })
+    .await;
+    let (_, experiment) = app.get(&path).await;
+    assert_eq!(experiment["decision"]["decided"], false, "{experiment}");
+    let late = post_even_winners(&app, id, 20).await;
+
+    let export = format!("/v1/experiments/{id}/outcomes?limit=1000");
+    eventually(
+        "every outcome exported",
+        Duration::from_secs(10),
+        || async { page(&app, &export, None).await.rows.len() == BEFORE + 20 },
+    )
+    .await;
+    let rows = page(&app, &export, None).await.rows;
+    let chooser = |id: &str| {
+        let row = rows.iter().find(|r| r["duel_id"] == id).unwrap();
+        row["chosen_by"].as_str().unwrap().to_string()
+    };
+    // The first 100 duels precede any ranker's 200th play.
+    for duel in early.iter().take(100) {
+        assert_eq!(chooser(duel), "policy", "{duel}");
+    }
+    for duel in &late {
+        assert_eq!(chooser(duel), "confirmation", "{duel}");
+    }
+}
+
+/// Posts `n` duels' outcomes, the first ranker winning every other one; returns their duel ids
+/// in the order they were issued.
+async fn post_even_winners(app: &TestApp, id: i64, n: usize) -> Vec<String> {
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let (token, pair) = app.duel(id).await;
+        let (s, b) = app.outcome(&token, &pair[i % 2]).await;
+        assert_eq!(s, StatusCode::OK, "{b}");
+        ids.push(b["duel_id"].as_str().unwrap().to_string());
+    }
+    ids
+}
