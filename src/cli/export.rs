@@ -109,7 +109,9 @@ pub fn run(args: ExportArgs) -> anyhow::Result<()> {
 
 /// Pages from the service, following `Link`. A body that breaks off (a restart, a dropped
 /// connection) is read again from the same URL after a pause, skipping the rows already
-/// written: the page starts with the same rows. Returns the number of rows written.
+/// written: the page starts with the same rows. The next page is asked for as soon as a page's
+/// headers name it, so the service finds its bounds while this page's body is read. Returns the
+/// number of rows written.
 async fn from_service(
     args: &ExportArgs,
     base: &str,
@@ -132,22 +134,48 @@ async fn from_service(
     let mut total = 0u64;
     let mut header_written = args.after.is_some();
     let mut resume = None;
+    let mut asked: Option<Asked> = None;
     loop {
         let mut written = 0u64;
         let mut attempts = 0;
         let page = loop {
+            // The request made ahead for this page, if it got an answer; else a new one.
+            let response = match asked.take() {
+                Some(a) if a.path == path => a.response.await.ok().and_then(Result::ok),
+                _ => None,
+            };
+            let response = match response {
+                Some(r) => r,
+                None => match page_request(&client, args, base, &path).send().await {
+                    Ok(r) => r,
+                    Err(e) => {
+                        attempts += 1;
+                        if attempts > 30 {
+                            return Err(anyhow::Error::from(e).context("the page kept failing"));
+                        }
+                        eprintln!("asking for a page failed ({e:#}); asking again");
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                        continue;
+                    }
+                },
+            };
+            let ask_next = |next: &str| Asked {
+                path: next.to_string(),
+                response: tokio::spawn(page_request(&client, args, base, next).send()),
+            };
             let read = read_page(
-                &client,
-                args,
-                base,
-                &path,
+                response,
                 format,
                 written,
                 &mut header_written,
                 out,
+                ask_next,
             );
             match read.await {
-                Ok(page) => break page,
+                Ok((page, next)) => {
+                    asked = next;
+                    break page;
+                }
                 Err(PageError::Refused(e)) => return Err(e),
                 Err(PageError::Broken(e, rows)) => {
                     written = rows;
@@ -175,6 +203,25 @@ async fn from_service(
     Ok(total)
 }
 
+/// A page asked for ahead of reading it.
+struct Asked {
+    path: String,
+    response: tokio::task::JoinHandle<reqwest::Result<reqwest::Response>>,
+}
+
+fn page_request(
+    client: &reqwest::Client,
+    args: &ExportArgs,
+    base: &str,
+    path: &str,
+) -> reqwest::RequestBuilder {
+    let request = client.get(format!("{base}{path}"));
+    match &args.api_key {
+        Some(key) => request.bearer_auth(key),
+        None => request,
+    }
+}
+
 struct PageRead {
     rows: u64,
     next: Option<String>,
@@ -188,25 +235,18 @@ enum PageError {
     Broken(anyhow::Error, u64),
 }
 
-/// Reads one page, writing its whole lines after the first `skip` rows (and the CSV header only
-/// once: `header_written` says whether it was).
-#[allow(clippy::too_many_arguments)]
+/// Reads one page's answer, writing its whole lines after the first `skip` rows (and the CSV
+/// header only once: `header_written` says whether it was). Once the headers name the next
+/// page, `ask_next` asks for it; what it asked is returned with the page.
 async fn read_page(
-    client: &reqwest::Client,
-    args: &ExportArgs,
-    base: &str,
-    path: &str,
+    mut response: reqwest::Response,
     format: ExportFormat,
     skip: u64,
     header_written: &mut bool,
     out: &mut impl Write,
-) -> Result<PageRead, PageError> {
+    ask_next: impl FnOnce(&str) -> Asked,
+) -> Result<(PageRead, Option<Asked>), PageError> {
     let broken = |e: anyhow::Error, rows| PageError::Broken(e, rows);
-    let mut request = client.get(format!("{base}{path}"));
-    if let Some(key) = &args.api_key {
-        request = request.bearer_auth(key);
-    }
-    let mut response = request.send().await.map_err(|e| broken(e.into(), skip))?;
     let status = response.status();
     if !status.is_success() {
         let body = response.text().await.unwrap_or_default();
@@ -230,55 +270,84 @@ async fn read_page(
             .map(|(url, _)| url.to_string())
     });
     let cursor = header("joust-cursor");
-    // Lines of the body: the CSV header (first line of a CSV page), then one row each.
-    let mut pending: Vec<u8> = Vec::new();
-    let mut seen_header = format != ExportFormat::Csv;
-    let mut rows = 0u64;
+    let asked = next.as_deref().map(ask_next);
+    let mut lines = Lines {
+        seen_header: format != ExportFormat::Csv,
+        header_written,
+        skip,
+        rows: 0,
+    };
+    // A line begun in one chunk and ended in a later one.
+    let mut partial: Vec<u8> = Vec::new();
     loop {
         let chunk = match response.chunk().await {
             Ok(Some(chunk)) => chunk,
             Ok(None) => break,
-            Err(e) => return Err(broken(e.into(), rows.max(skip))),
+            Err(e) => return Err(broken(e.into(), lines.rows.max(skip))),
         };
-        pending.extend_from_slice(&chunk);
-        let Some(end) = pending.iter().rposition(|&b| b == b'\n') else {
+        let Some(end) = memchr::memrchr(b'\n', &chunk) else {
+            partial.extend_from_slice(&chunk);
             continue;
         };
-        let data = &pending[..=end];
+        let (whole, rest) = chunk.split_at(end + 1);
+        let written = if partial.is_empty() {
+            lines.write(whole, out)
+        } else {
+            partial.extend_from_slice(whole);
+            let written = lines.write(&partial, out);
+            partial.clear();
+            written
+        };
+        written.map_err(|e| PageError::Refused(e.into()))?;
+        partial.extend_from_slice(rest);
+    }
+    if !partial.is_empty() {
+        return Err(broken(
+            anyhow::anyhow!("the body ended mid-line"),
+            lines.rows.max(skip),
+        ));
+    }
+    let page = PageRead {
+        rows: lines.rows,
+        next,
+        cursor,
+    };
+    Ok((page, asked))
+}
+
+/// Where a page's lines stand: the CSV header (the first line of a CSV page), then one row a
+/// line, of which the first `skip` were written before.
+struct Lines<'a> {
+    seen_header: bool,
+    header_written: &'a mut bool,
+    skip: u64,
+    rows: u64,
+}
+
+impl Lines<'_> {
+    /// Writes whole lines (`data` ends with a line break).
+    fn write(&mut self, data: &[u8], out: &mut impl Write) -> std::io::Result<()> {
         let mut start = 0;
         // The CSV header and the rows to skip, a line at a time; then every whole line at once.
-        while start < data.len() && (!seen_header || rows < skip) {
-            let len = data[start..]
-                .iter()
-                .position(|&b| b == b'\n')
-                .expect("data ends with a line break")
-                + 1;
+        while start < data.len() && (!self.seen_header || self.rows < self.skip) {
+            let len =
+                memchr::memchr(b'\n', &data[start..]).expect("data ends with a line break") + 1;
             let line = &data[start..start + len];
             start += len;
-            if !seen_header {
-                seen_header = true;
-                if !*header_written {
-                    out.write_all(line)
-                        .map_err(|e| PageError::Refused(e.into()))?;
-                    *header_written = true;
+            if !self.seen_header {
+                self.seen_header = true;
+                if !*self.header_written {
+                    out.write_all(line)?;
+                    *self.header_written = true;
                 }
             } else {
-                rows += 1;
+                self.rows += 1;
             }
         }
         let rest = &data[start..];
-        rows += rest.iter().filter(|&&b| b == b'\n').count() as u64;
+        self.rows += memchr::memchr_iter(b'\n', rest).count() as u64;
         out.write_all(rest)
-            .map_err(|e| PageError::Refused(e.into()))?;
-        pending.drain(..=end);
     }
-    if !pending.is_empty() {
-        return Err(broken(
-            anyhow::anyhow!("the body ended mid-line"),
-            rows.max(skip),
-        ));
-    }
-    Ok(PageRead { rows, next, cursor })
 }
 
 /// Pages straight from the database, by the code the service runs for a page.

@@ -77,16 +77,23 @@ pub async fn pending(
 /// Live experiments with final rows not yet applied, or with conversion-metric outcomes still
 /// open (their windows close later, and someone must own the experiment to close them): what an
 /// owner (or a would-be owner) polls.
+///
+/// Each "is a row waiting" test is the first row after the cursor in index order, not an
+/// `EXISTS`: Postgres drops an `EXISTS`'s `ORDER BY`, and for an experiment holding most of the
+/// table it then expected a sequential scan to meet a waiting row at once, and read all of them
+/// when none was waiting (3.9 s of a poll every second at 10,000,000 outcomes; 0.3 ms now).
 pub async fn experiments_with_pending(pool: &PgPool) -> Result<Vec<i64>, StoreError> {
     let sql = format!(
         "SELECT s.experiment_id FROM experiment_state s
          JOIN experiments e ON e.id = s.experiment_id AND e.deleted_at IS NULL
-         WHERE EXISTS (SELECT 1 FROM outcomes o WHERE o.experiment_id = s.experiment_id
+         WHERE (SELECT o.xid FROM outcomes o WHERE o.experiment_id = s.experiment_id
                        AND (o.xid, o.duel_id) > (s.applied_xid, s.applied_duel)
-                       AND o.xid < {HORIZON})
-            OR EXISTS (SELECT 1 FROM conversions c WHERE c.experiment_id = s.experiment_id
+                       AND o.xid < {HORIZON}
+                       ORDER BY o.xid, o.duel_id LIMIT 1) IS NOT NULL
+            OR (SELECT c.xid FROM conversions c WHERE c.experiment_id = s.experiment_id
                        AND (c.xid, c.seq) > (s.conversions_xid, s.conversions_seq)
-                       AND c.xid < {HORIZON})
+                       AND c.xid < {HORIZON}
+                       ORDER BY c.xid, c.seq LIMIT 1) IS NOT NULL
             OR EXISTS (SELECT 1 FROM metric_duels m WHERE m.experiment_id = s.experiment_id
                        AND m.decided_at IS NULL)"
     );

@@ -695,3 +695,55 @@ async fn post_even_winners(app: &TestApp, id: i64, n: usize) -> Vec<String> {
     }
     ids
 }
+
+/// `joust export --url` follows the pages (asking for each next page while it reads the one
+/// before) and writes every row once, and a CSV file's header once.
+#[tokio::test]
+async fn the_export_command_writes_every_page_once() {
+    let app = spawn_app().await;
+    let id = app
+        .create_experiment(&["a", "b", "c"], json!({"name": "uniform"}))
+        .await;
+    let recorded = post_outcomes(&app, id, 23).await;
+    let want: HashSet<String> = recorded.keys().cloned().collect();
+    let path = format!("/v1/experiments/{id}/outcomes");
+    eventually(
+        "every outcome exported",
+        Duration::from_secs(10),
+        || async { page(&app, &path, None).await.rows.len() == want.len() },
+    )
+    .await;
+    let dir = std::env::temp_dir().join(format!("joust-export-{}-{id}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Awaited, not waited for: the server runs on this test's thread.
+    let export = |file: &str| {
+        let out = dir.join(file);
+        let (base, id) = (app.base.clone(), id.to_string());
+        async move {
+            let status = tokio::process::Command::new(env!("CARGO_BIN_EXE_joust"))
+                .args(["export", "--url", &base, "--experiment", &id])
+                .args(["--limit", "4", "--out"])
+                .arg(&out)
+                .status()
+                .await
+                .expect("joust export runs");
+            assert!(status.success());
+            std::fs::read_to_string(out).unwrap()
+        }
+    };
+    let ndjson = export("outcomes.ndjson").await;
+    let rows: Vec<Value> = ndjson
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    assert_exactly(&rows, &want);
+    let csv = export("outcomes.csv").await;
+    let mut lines = csv.lines();
+    assert!(lines.next().unwrap().starts_with("duel_id,"), "{csv}");
+    let ids: HashSet<String> = lines
+        .map(|l| l.split(',').next().unwrap().to_string())
+        .collect();
+    assert_eq!(ids, want, "{csv}");
+    assert_eq!(csv.lines().count(), want.len() + 1, "{csv}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
