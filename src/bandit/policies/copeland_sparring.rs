@@ -335,10 +335,13 @@ impl Derived {
     /// never compared).
     #[inline]
     fn rival_value(&self, view: &View, j: Arm, c: Arm) -> Option<f64> {
-        if confirmed_loss(view, c, j, self.log_term) {
+        // Two reads of the win matrix: count(c, j) = count(j, c) = the sum of the scores.
+        let (score, lost_to) = (view.score(j, c), view.score(c, j));
+        let count = lost_to + score;
+        if self.log_term < threshold(lost_to, count, ALPHA) {
+            // j is confirmed to beat c.
             return None;
         }
-        let (score, count) = (view.score(j, c), view.count(j, c));
         Some(if self.is_candidate(view, j) {
             ucb(score, count, ALPHA, self.log_term)
         } else if count > 0.0 {
@@ -370,11 +373,13 @@ impl Derived {
 
     /// A counted result between `a` and `b`: `a` gained `gain_a` (1, 1/2 or 0) of it.
     fn learn(&mut self, view: &View, a: Arm, b: Arm, gain_a: f64) {
-        let (score_a, n) = (view.score(a, b), view.count(a, b));
+        let (score_a, score_b) = (view.score(a, b), view.score(b, a));
+        let n = score_a + score_b;
         let was_a = self.log_term < threshold(score_a - gain_a, n - 1.0, ALPHA);
         let was_b = self.log_term < threshold(n - score_a - (1.0 - gain_a), n - 1.0, ALPHA);
-        let now_a = confirmed_loss(view, a, b, self.log_term);
-        let now_b = confirmed_loss(view, b, a, self.log_term);
+        // confirmed_loss(a, b) and (b, a), from the same two reads.
+        let now_a = self.log_term < threshold(score_a, n, ALPHA);
+        let now_b = self.log_term < threshold(score_b, score_b + score_a, ALPHA);
         let was_candidate = [self.is_candidate(view, a), self.is_candidate(view, b)];
         self.lost[a] = self.lost[a] + now_a as u32 - was_a as u32;
         self.lost[b] = self.lost[b] + now_b as u32 - was_b as u32;

@@ -98,7 +98,8 @@ pub fn upper_tail(a: f64, b: f64, u: f64) -> Option<f64> {
 /// again until the tail is small enough. `None` when no such threshold was found (the caller then
 /// draws the arm in full).
 pub fn small_tail_threshold(a: f64, b: f64, eps: f64) -> Option<(f64, f64)> {
-    let (mean, mut u, _) = first_threshold(a, b, eps);
+    let z = normal_upper_quantile(0.5 * eps);
+    let (mean, mut u, _) = first_threshold(a, b, eps, z);
     for _ in 0..64 {
         let q = upper_tail(a, b, u)?;
         if q <= eps {
@@ -112,17 +113,16 @@ pub fn small_tail_threshold(a: f64, b: f64, eps: f64) -> Option<(f64, f64)> {
 /// The mean of Beta(a, b), the first threshold [`small_tail_threshold`] tries, and the standard
 /// deviation.
 #[inline]
-fn first_threshold(a: f64, b: f64, eps: f64) -> (f64, f64, f64) {
+fn first_threshold(a: f64, b: f64, eps: f64, z: f64) -> (f64, f64, f64) {
     let n = a + b;
     let mean = a / n;
     let sd = (a * b / (n * n * (n + 1.0))).sqrt();
-    let z = normal_upper_quantile(0.5 * eps);
     let ceiling = 1.0 - (1.0 - mean) * 0.5 * eps;
     let floor = (a + 1.0) / (n + 2.0);
     (mean, (mean + z * sd).clamp(floor, ceiling), sd)
 }
 
-/// Largest a + b for which [`small_tail_threshold_lazy`] trusts the continued fraction to
+/// Largest a + b for which [`LazyThresholds`] trusts the continued fraction to
 /// converge (it needs about sqrt(max(a, b)) of its [`MAX_TERMS`] terms near the mean).
 const LAZY_MAX_COUNT: f64 = 4e6;
 
@@ -157,7 +157,7 @@ pub fn upper_tail_bounds(a: f64, b: f64, u: f64, step: f64) -> Option<(f64, f64)
     Some((below, above))
 }
 
-/// What [`small_tail_threshold_lazy`] knows of a threshold's tail probability.
+/// What [`LazyThresholds`] knows of a threshold's tail probability.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Tail {
     /// The tail probability [`small_tail_threshold`] gives.
@@ -166,13 +166,34 @@ pub enum Tail {
     Within(f64, f64),
 }
 
-/// [`small_tail_threshold`]'s threshold, the same bit for bit, without computing its tail
-/// probability when a bound shows that the first threshold tried has a tail below eps (the
-/// common case once the counts are in the tens): then the answer is `(u, Tail::Within(..))` and
-/// the probability is `upper_tail(a, b, u)`, computed by the caller only if it needs it.
-/// Otherwise the answer is [`small_tail_threshold`]'s, with `Tail::Exact`.
-pub fn small_tail_threshold_lazy(a: f64, b: f64, eps: f64) -> Option<(f64, Tail)> {
-    let (mean, u, sd) = first_threshold(a, b, eps);
+/// [`small_tail_threshold`] for one eps (its normal quantile computed once), lazy about the
+/// tail probability: see [`LazyThresholds::threshold`].
+#[derive(Clone, Copy, Debug)]
+pub struct LazyThresholds {
+    eps: f64,
+    z: f64,
+}
+
+impl LazyThresholds {
+    pub fn new(eps: f64) -> Self {
+        LazyThresholds {
+            eps,
+            z: normal_upper_quantile(0.5 * eps),
+        }
+    }
+
+    /// [`small_tail_threshold`]'s threshold, the same bit for bit, without computing its tail
+    /// probability when a bound shows that the first threshold tried has a tail below eps (the
+    /// common case once the counts are in the tens): then the answer is `(u, Tail::Within(..))`
+    /// and the probability is `upper_tail(a, b, u)`, computed by the caller only if it needs it.
+    /// Otherwise the answer is [`small_tail_threshold`]'s, with `Tail::Exact`.
+    pub fn threshold(&self, a: f64, b: f64) -> Option<(f64, Tail)> {
+        lazy_threshold(a, b, self.eps, self.z)
+    }
+}
+
+fn lazy_threshold(a: f64, b: f64, eps: f64, z: f64) -> Option<(f64, Tail)> {
+    let (mean, u, sd) = first_threshold(a, b, eps, z);
     if a + b <= LAZY_MAX_COUNT
         && u < 1.0
         && u >= (a + 1.0) / (a + b + 2.0)
@@ -335,7 +356,7 @@ mod tests {
                 }
                 for eps in [1.0 / 64.0, 1.0 / 256.0] {
                     let exact = small_tail_threshold(a, b, eps);
-                    match small_tail_threshold_lazy(a, b, eps) {
+                    match LazyThresholds::new(eps).threshold(a, b) {
                         Some((u, Tail::Within(at_least, at_most))) => {
                             lazy += 1;
                             let (v, q) = exact.unwrap_or_else(|| panic!("a={a} b={b}"));

@@ -32,9 +32,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rand::Rng;
 
 use super::beta::sample_beta;
-use super::beta_tail::{
-    Tail, sample_body, sample_upper_tail, small_tail_threshold_lazy, upper_tail,
-};
+use super::beta_tail::{LazyThresholds, Tail, sample_body, sample_upper_tail, upper_tail};
 use crate::bandit::{Arm, Pair, View};
 
 /// Largest tail probability of a threshold: about 2 tail candidates per draw on 136 arms.
@@ -53,7 +51,7 @@ struct Entry {
 /// A threshold u, a bound on its tail probability q, and q itself once computed: most arms'
 /// posteriors change several times between the draws that need their q (step 2 of the module
 /// docs, about EPS of the arms per draw), so it is computed when first needed
-/// ([`small_tail_threshold_lazy`]), the same value as if computed at once.
+/// ([`LazyThresholds`]), the same value as if computed at once.
 #[derive(Debug)]
 struct Threshold {
     u: f64,
@@ -94,7 +92,7 @@ impl Threshold {
     fn q(&self, alpha: f64, beta: f64) -> f64 {
         match self.q.load(Ordering::Relaxed) {
             UNKNOWN => {
-                // It converges for the counts small_tail_threshold_lazy leaves lazy (tested on a
+                // It converges for the counts LazyThresholds leaves lazy (tested on a
                 // grid of them); were it not to, the bound stands in.
                 let q = upper_tail(alpha, beta, self.u);
                 debug_assert!(q.is_some(), "no tail for ({alpha}, {beta}) at {}", self.u);
@@ -130,11 +128,13 @@ pub struct ArgmaxSampler {
     /// The most-played active arm (largest alpha + beta, lowest index among equals).
     leader: Option<Arm>,
     /// Active arms other than the leader that have a threshold, by decreasing u, then index.
-    order: Vec<Arm>,
+    /// (u, arm).
+    order: Vec<(f64, Arm)>,
     /// Active arms other than the leader without a threshold.
     full: Vec<Arm>,
     /// ln(1 - EPS), for geometric skipping.
     ln_keep: f64,
+    thresholds: LazyThresholds,
 }
 
 impl ArgmaxSampler {
@@ -146,6 +146,7 @@ impl ArgmaxSampler {
             order: Vec::new(),
             full: Vec::new(),
             ln_keep: (-EPS).ln_1p(),
+            thresholds: LazyThresholds::new(EPS),
         };
         for a in 0..k {
             sampler.entries[a] = params(a).map(|(alpha, beta)| Entry {
@@ -237,15 +238,18 @@ impl ArgmaxSampler {
         let Some(e) = self.entries[arm].as_mut() else {
             return;
         };
-        e.threshold = small_tail_threshold_lazy(e.alpha, e.beta, EPS).map(Threshold::new);
+        e.threshold = self
+            .thresholds
+            .threshold(e.alpha, e.beta)
+            .map(Threshold::new);
         match e.threshold.as_ref().map(|t| t.u) {
             None => {
                 let pos = self.full.partition_point(|&a| a < arm);
                 self.full.insert(pos, arm);
             }
             Some(u) => {
-                let pos = self.order.partition_point(|&a| self.before(a, u, arm));
-                self.order.insert(pos, arm);
+                let pos = self.order.partition_point(|&e| before(e, (u, arm)));
+                self.order.insert(pos, (u, arm));
             }
         }
     }
@@ -258,8 +262,8 @@ impl ArgmaxSampler {
         };
         match e.threshold.as_ref().map(|t| t.u) {
             Some(u) => {
-                let pos = self.order.partition_point(|&a| self.before(a, u, arm));
-                if self.order.get(pos) == Some(&arm) {
+                let pos = self.order.partition_point(|&e| before(e, (u, arm)));
+                if self.order.get(pos) == Some(&(u, arm)) {
                     self.order.remove(pos);
                 }
             }
@@ -269,19 +273,6 @@ impl ArgmaxSampler {
                 }
             }
         }
-    }
-
-    /// Whether the ordered arm `a` comes before an arm `arm` with threshold `u` in `order`:
-    /// decreasing u, then increasing index.
-    #[inline]
-    fn before(&self, a: Arm, u: f64, arm: Arm) -> bool {
-        let ua = self
-            .entry(a)
-            .threshold
-            .as_ref()
-            .expect("ordered arms have thresholds")
-            .u;
-        ua > u || (ua == u && a < arm)
     }
 
     /// The arm with the largest draw, or `None` when no arm is drawn.
@@ -306,7 +297,7 @@ impl ArgmaxSampler {
                 break;
             }
             pos += skip as usize;
-            let a = self.order[pos];
+            let a = self.order[pos].1;
             let e = self.entry(a);
             let t = e.threshold.as_ref().expect("ordered arms have thresholds");
             // In its tail with probability q (q is needed only between its bounds).
@@ -319,13 +310,7 @@ impl ArgmaxSampler {
         }
         // 3. Bodies in decreasing threshold until the threshold is below the running maximum.
         let mut next_tail = 0;
-        for (pos, &a) in self.order.iter().enumerate() {
-            let e = self.entry(a);
-            let u = e
-                .threshold
-                .as_ref()
-                .expect("ordered arms have thresholds")
-                .u;
+        for (pos, &(u, a)) in self.order.iter().enumerate() {
             if u < best.max {
                 break;
             }
@@ -333,6 +318,7 @@ impl ArgmaxSampler {
                 next_tail += 1;
                 continue;
             }
+            let e = self.entry(a);
             best.offer(a, sample_body(e.alpha, e.beta, u, rng));
         }
         best.arm
@@ -343,6 +329,13 @@ impl ArgmaxSampler {
             .as_ref()
             .expect("placed arms have entries")
     }
+}
+
+/// Whether the ordered (u, arm) `e` comes before `f` in `order`: decreasing u, then increasing
+/// index.
+#[inline]
+fn before(e: (f64, Arm), f: (f64, Arm)) -> bool {
+    e.0 > f.0 || (e.0 == f.0 && e.1 < f.1)
 }
 
 /// Increasing positions, the first few on the stack.
