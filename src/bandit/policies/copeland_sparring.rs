@@ -76,8 +76,9 @@
 //! handful of Beta draws once the posteriors separate, at most |C|) and an O(1) look-up of the
 //! rival (plus up to four random probes while the first arm has pairs never compared). Per
 //! outcome: O(1) for the pair's bounds, two updates of the Thompson sampler (O(K) at worst, a
-//! sorted insert), and a rescan of one arm's column (O(K)) only when its cached rival's bound
-//! fell; O(K) when the fewest confirmed losses changes, which happens at most K times between
+//! sorted insert, and a threshold of the arm's posterior from bounds on its tail), and a rescan
+//! of one arm's column (O(K)) only when the arms it keeps by value (the first eight) all fell
+//! below the rest; O(K) when the fewest confirmed losses changes, which happens at most K times between
 //! doublings; O(K^2) once per doubling of `t`, which is O(K^2 / t) per outcome amortised.
 //! Without a cache (a state not warmed), `select` computes what it needs from the win matrix
 //! in O(K^2), choosing the same.
@@ -113,21 +114,93 @@ pub struct CopelandSparring {
     cache: Cached<Derived>,
 }
 
-/// The arm of a column with the largest value (the lowest index among equals), that value, and
-/// a bound on every other arm's value: while the rival's own value stays above it, no rescan of
-/// the column is needed to know that it is still the rival.
+/// Arms a column's [`Rivals`] keeps by value.
+const TOP: usize = 8;
+
+/// The arms of a column with the largest values (at most [`TOP`], first by decreasing value,
+/// then by increasing index) and a bound on every other arm of the column, in the same order:
+/// while the first arm comes before the bound, it is the rival (the largest value, the lowest
+/// index among equals), and the column is rescanned only when it does not. Keeping several arms
+/// matters for the drawn arm's column, where a few nearly tied arms take turns as the rival.
 #[derive(Clone, Copy, Debug)]
-struct Rival {
-    arm: Option<Arm>,
-    value: f64,
-    others_at_most: f64,
+struct Rivals {
+    /// (value, arm).
+    top: [(f64, u32); TOP],
+    len: u8,
+    /// No other arm comes before this (value, arm) (arms that are no rivals aside).
+    bound: (f64, u32),
 }
 
-const NO_RIVAL: Rival = Rival {
-    arm: None,
-    value: f64::NEG_INFINITY,
-    others_at_most: f64::NEG_INFINITY,
+const NO_RIVALS: Rivals = Rivals {
+    top: [(f64::NEG_INFINITY, 0); TOP],
+    len: 0,
+    bound: (f64::NEG_INFINITY, u32::MAX),
 };
+
+impl Rivals {
+    /// The rival and its value, `None` for no rival.
+    #[inline]
+    fn first(&self) -> Option<(Arm, f64)> {
+        (self.len > 0).then(|| (self.top[0].1 as Arm, self.top[0].0))
+    }
+
+    /// Whether the list may no longer show the rival (a rescan is needed).
+    #[inline]
+    fn stale(&self) -> bool {
+        if self.len == 0 {
+            self.bound.0 > f64::NEG_INFINITY
+        } else {
+            !Self::before(self.top[0], self.bound)
+        }
+    }
+
+    /// Whether (v, j) comes before (w, i): a larger value, or the same and a lower index.
+    #[inline]
+    fn before((v, j): (f64, u32), (w, i): (f64, u32)) -> bool {
+        v > w || (v == w && j < i)
+    }
+
+    /// Widens the bound to cover `entry`.
+    #[inline]
+    fn cover(&mut self, entry: (f64, u32)) {
+        if Self::before(entry, self.bound) {
+            self.bound = entry;
+        }
+    }
+
+    /// Files `entry` (an arm not in the list) in order, the last one going under the bound if
+    /// the list is full.
+    fn insert(&mut self, entry: (f64, u32)) {
+        let len = self.len as usize;
+        let pos = self.top[..len].partition_point(|&e| Self::before(e, entry));
+        if pos == TOP {
+            return self.cover(entry);
+        }
+        if len == TOP {
+            self.cover(self.top[TOP - 1]);
+        } else {
+            self.len += 1;
+        }
+        let len = self.len as usize;
+        self.top.copy_within(pos..len - 1, pos + 1);
+        self.top[pos] = entry;
+    }
+
+    /// Arm `j`'s value is now `value` (`None`: it is no rival).
+    fn offer(&mut self, j: Arm, value: Option<f64>) {
+        let j = j as u32;
+        let len = self.len as usize;
+        if let Some(pos) = self.top[..len].iter().position(|e| e.1 == j) {
+            self.top.copy_within(pos + 1..len, pos);
+            self.len -= 1;
+        }
+        match value {
+            Some(v) if Self::before((v, j), self.bound) => self.insert((v, j)),
+            // Covered by the bound, or no rival.
+            _ => {}
+        }
+    }
+}
 
 /// Everything the policy derives from the win matrix and `heard`.
 #[derive(Clone, Debug)]
@@ -148,8 +221,10 @@ struct Derived {
     candidates: usize,
     /// Per arm: active arms it was never compared with.
     unexplored: Vec<u32>,
-    /// Per arm c: its rival (step 4 of the module docs).
-    rival: Vec<Rival>,
+    /// Per arm c: its rival (step 4 of the module docs), with the next ones.
+    rival: Vec<Rivals>,
+    /// The candidates, in index order.
+    candidate_list: Vec<Arm>,
     /// Thompson draws over the candidates.
     sampler: ArgmaxSampler,
 }
@@ -182,7 +257,8 @@ impl Derived {
             fewest: 0,
             candidates: 0,
             unexplored: vec![0; k],
-            rival: vec![NO_RIVAL; k],
+            rival: vec![NO_RIVALS; k],
+            candidate_list: Vec::new(),
             sampler: ArgmaxSampler::build(k, |_| None),
         };
         for i in view.active_arms() {
@@ -201,6 +277,10 @@ impl Derived {
 
     /// Everything that depends on which arms are candidates: O(K^2).
     fn rebuild_candidates(&mut self, view: &View) {
+        self.candidate_list = view
+            .active_arms()
+            .filter(|&a| self.lost[a] == self.fewest)
+            .collect();
         for c in view.active_arms() {
             self.rescan_rival(view, c);
         }
@@ -210,6 +290,12 @@ impl Derived {
     /// `arm` became a candidate or stopped being one, the fewest losses unchanged: its value
     /// changed in every column.
     fn candidate_changed(&mut self, view: &View, arm: Arm) {
+        match self.candidate_list.binary_search(&arm) {
+            Ok(pos) => {
+                self.candidate_list.remove(pos);
+            }
+            Err(pos) => self.candidate_list.insert(pos, arm),
+        }
         for c in view.active_arms().filter(|&c| c != arm) {
             self.offer_rival(view, c, arm);
         }
@@ -249,10 +335,13 @@ impl Derived {
     /// never compared).
     #[inline]
     fn rival_value(&self, view: &View, j: Arm, c: Arm) -> Option<f64> {
-        if confirmed_loss(view, c, j, self.log_term) {
+        // Two reads of the win matrix: count(c, j) = count(j, c) = the sum of the scores.
+        let (score, lost_to) = (view.score(j, c), view.score(c, j));
+        let count = lost_to + score;
+        if self.log_term < threshold(lost_to, count, ALPHA) {
+            // j is confirmed to beat c.
             return None;
         }
-        let (score, count) = (view.score(j, c), view.count(j, c));
         Some(if self.is_candidate(view, j) {
             ucb(score, count, ALPHA, self.log_term)
         } else if count > 0.0 {
@@ -262,18 +351,12 @@ impl Derived {
         })
     }
 
-    /// Recomputes c's rival from its column: the largest u_jc, the lowest index among equals.
+    /// Recomputes c's rivals from its column: the largest u_jc, the lowest index among equals.
     fn rescan_rival(&mut self, view: &View, c: Arm) {
-        let mut best = NO_RIVAL;
+        let mut best = NO_RIVALS;
         for j in view.active_arms().filter(|&j| j != c) {
             if let Some(v) = self.rival_value(view, j, c) {
-                if v > best.value {
-                    best.others_at_most = best.value;
-                    best.arm = Some(j);
-                    best.value = v;
-                } else {
-                    best.others_at_most = best.others_at_most.max(v);
-                }
+                best.insert((v, j as u32));
             }
         }
         self.rival[c] = best;
@@ -282,32 +365,21 @@ impl Derived {
     /// The entry of `j` in c's column changed: keep the rival in step with a full rescan.
     fn offer_rival(&mut self, view: &View, c: Arm, j: Arm) {
         let value = self.rival_value(view, j, c);
-        let best = &mut self.rival[c];
-        if best.arm == Some(j) {
-            match value {
-                Some(v) if v > best.others_at_most => best.value = v,
-                _ => self.rescan_rival(view, c),
-            }
-            return;
-        }
-        match value {
-            Some(v) if v > best.value || (v == best.value && best.arm.is_none_or(|b| j < b)) => {
-                best.others_at_most = best.others_at_most.max(best.value);
-                best.arm = Some(j);
-                best.value = v;
-            }
-            Some(v) => best.others_at_most = best.others_at_most.max(v),
-            None => {}
+        self.rival[c].offer(j, value);
+        if self.rival[c].stale() {
+            self.rescan_rival(view, c);
         }
     }
 
     /// A counted result between `a` and `b`: `a` gained `gain_a` (1, 1/2 or 0) of it.
     fn learn(&mut self, view: &View, a: Arm, b: Arm, gain_a: f64) {
-        let (score_a, n) = (view.score(a, b), view.count(a, b));
+        let (score_a, score_b) = (view.score(a, b), view.score(b, a));
+        let n = score_a + score_b;
         let was_a = self.log_term < threshold(score_a - gain_a, n - 1.0, ALPHA);
         let was_b = self.log_term < threshold(n - score_a - (1.0 - gain_a), n - 1.0, ALPHA);
-        let now_a = confirmed_loss(view, a, b, self.log_term);
-        let now_b = confirmed_loss(view, b, a, self.log_term);
+        // confirmed_loss(a, b) and (b, a), from the same two reads.
+        let now_a = self.log_term < threshold(score_a, n, ALPHA);
+        let now_b = self.log_term < threshold(score_b, score_b + score_a, ALPHA);
         let was_candidate = [self.is_candidate(view, a), self.is_candidate(view, b)];
         self.lost[a] = self.lost[a] + now_a as u32 - was_a as u32;
         self.lost[b] = self.lost[b] + now_b as u32 - was_b as u32;
@@ -319,12 +391,14 @@ impl Derived {
             self.unexplored[a] -= 1;
             self.unexplored[b] -= 1;
         }
-        let (fewest, candidates) = self.fewest_losses(view);
-        self.candidates = candidates;
-        if fewest != self.fewest {
-            // The candidate set changed as a whole.
-            self.fewest = fewest;
-            return self.rebuild_candidates(view);
+        if (now_a, now_b) != (was_a, was_b) {
+            let (fewest, candidates) = self.fewest_losses(view);
+            self.candidates = candidates;
+            if fewest != self.fewest {
+                // The candidate set changed as a whole.
+                self.fewest = fewest;
+                return self.rebuild_candidates(view);
+            }
         }
         for (arm, was) in [(a, was_candidate[0]), (b, was_candidate[1])] {
             let is = self.is_candidate(view, arm);
@@ -352,11 +426,7 @@ impl Derived {
             // RUCB's other half: a candidate uniformly at random (in index order), against the
             // drawn one while their pair is unresolved (RMED's comparison with the leader).
             let r = rng.random_range(0..self.candidates);
-            if let Some(c) = view
-                .active_arms()
-                .filter(|&a| self.lost[a] == self.fewest)
-                .nth(r)
-            {
+            if let Some(&c) = self.candidate_list.get(r) {
                 let resolved = confirmed_loss(view, c, drawn, self.log_term)
                     || confirmed_loss(view, drawn, c, self.log_term);
                 if c != drawn && !resolved {
@@ -409,12 +479,8 @@ impl Derived {
                 }
             }
         }
-        match self.rival[first] {
-            Rival {
-                arm: Some(j),
-                value,
-                ..
-            } if value > 0.5 => Pair::new(first, j),
+        match self.rival[first].first() {
+            Some((j, value)) if value > 0.5 => Pair::new(first, j),
             _ => Pair::new(first, first),
         }
     }

@@ -98,13 +98,8 @@ pub fn upper_tail(a: f64, b: f64, u: f64) -> Option<f64> {
 /// again until the tail is small enough. `None` when no such threshold was found (the caller then
 /// draws the arm in full).
 pub fn small_tail_threshold(a: f64, b: f64, eps: f64) -> Option<(f64, f64)> {
-    let n = a + b;
-    let mean = a / n;
-    let sd = (a * b / (n * n * (n + 1.0))).sqrt();
     let z = normal_upper_quantile(0.5 * eps);
-    let ceiling = 1.0 - (1.0 - mean) * 0.5 * eps;
-    let floor = (a + 1.0) / (n + 2.0);
-    let mut u = (mean + z * sd).clamp(floor, ceiling);
+    let (mean, mut u, _) = first_threshold(a, b, eps, z);
     for _ in 0..64 {
         let q = upper_tail(a, b, u)?;
         if q <= eps {
@@ -113,6 +108,104 @@ pub fn small_tail_threshold(a: f64, b: f64, eps: f64) -> Option<(f64, f64)> {
         u = (mean + 1.5 * (u - mean)).min(0.5 * (u + 1.0));
     }
     None
+}
+
+/// The mean of Beta(a, b), the first threshold [`small_tail_threshold`] tries, and the standard
+/// deviation.
+#[inline]
+fn first_threshold(a: f64, b: f64, eps: f64, z: f64) -> (f64, f64, f64) {
+    let n = a + b;
+    let mean = a / n;
+    let sd = (a * b / (n * n * (n + 1.0))).sqrt();
+    let ceiling = 1.0 - (1.0 - mean) * 0.5 * eps;
+    let floor = (a + 1.0) / (n + 2.0);
+    (mean, (mean + z * sd).clamp(floor, ceiling), sd)
+}
+
+/// Largest a + b for which [`LazyThresholds`] trusts the continued fraction to
+/// converge (it needs about sqrt(max(a, b)) of its [`MAX_TERMS`] terms near the mean).
+const LAZY_MAX_COUNT: f64 = 4e6;
+
+/// Relative margin of [`upper_tail_bounds`] around the computed tail, for rounding in both.
+const BOUND_MARGIN: f64 = 1e-3;
+
+/// Bounds on P(X > u) for X ~ Beta(a, b), a, b >= 1, 0 < u < 1 above the mode, from the
+/// concavity of the log-density g: its tangent at u bounds it above on [u, 1], its chord from u
+/// to v = u + `step` (less than 1) below on [u, v]. The bounds are the integrals of their
+/// exponentials, f(u) (1 - e^{s (1 - u)}) / -s with s = g'(u) < 0, and
+/// f(u) (v - u) (1 - e^{d}) / -d with d = g(v) - g(u). At z standard deviations above the mean
+/// and a step of one, they are about 1 + 1/z^2 and 0.9 times the tail, at the cost of a density
+/// (a few logarithms) instead of a continued fraction. `None` unless s < 0.
+pub fn upper_tail_bounds(a: f64, b: f64, u: f64, step: f64) -> Option<(f64, f64)> {
+    if u.is_nan() || u <= 0.0 || u >= 1.0 {
+        return None;
+    }
+    let slope = (a - 1.0) / u - (b - 1.0) / (1.0 - u);
+    if slope.is_nan() || slope >= 0.0 {
+        return None;
+    }
+    // x^a (1 - x)^b / B(a, b) divided by x (1 - x) is the density.
+    let density = (ln_prefactor(a, b, u) - u.ln() - (-u).ln_1p()).exp();
+    let above = density * -(slope * (1.0 - u)).exp_m1() / -slope;
+    let step = step.min(0.5 * (1.0 - u));
+    let d = (a - 1.0) * (step / u).ln_1p() + (b - 1.0) * (-step / (1.0 - u)).ln_1p();
+    let below = if d < 0.0 {
+        density * step * -d.exp_m1() / -d
+    } else {
+        density * step
+    };
+    Some((below, above))
+}
+
+/// What [`LazyThresholds`] knows of a threshold's tail probability.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Tail {
+    /// The tail probability [`small_tail_threshold`] gives.
+    Exact(f64),
+    /// Not computed: it is `upper_tail(a, b, u)`, within these bounds (the upper at most eps).
+    Within(f64, f64),
+}
+
+/// [`small_tail_threshold`] for one eps (its normal quantile computed once), lazy about the
+/// tail probability: see [`LazyThresholds::threshold`].
+#[derive(Clone, Copy, Debug)]
+pub struct LazyThresholds {
+    eps: f64,
+    z: f64,
+}
+
+impl LazyThresholds {
+    pub fn new(eps: f64) -> Self {
+        LazyThresholds {
+            eps,
+            z: normal_upper_quantile(0.5 * eps),
+        }
+    }
+
+    /// [`small_tail_threshold`]'s threshold, the same bit for bit, without computing its tail
+    /// probability when a bound shows that the first threshold tried has a tail below eps (the
+    /// common case once the counts are in the tens): then the answer is `(u, Tail::Within(..))`
+    /// and the probability is `upper_tail(a, b, u)`, computed by the caller only if it needs it.
+    /// Otherwise the answer is [`small_tail_threshold`]'s, with `Tail::Exact`.
+    pub fn threshold(&self, a: f64, b: f64) -> Option<(f64, Tail)> {
+        lazy_threshold(a, b, self.eps, self.z)
+    }
+}
+
+fn lazy_threshold(a: f64, b: f64, eps: f64, z: f64) -> Option<(f64, Tail)> {
+    let (mean, u, sd) = first_threshold(a, b, eps, z);
+    if a + b <= LAZY_MAX_COUNT
+        && u < 1.0
+        && u >= (a + 1.0) / (a + b + 2.0)
+        && u > mean
+        && let Some((below, above)) = upper_tail_bounds(a, b, u, sd)
+    {
+        let at_most = above * (1.0 + BOUND_MARGIN);
+        if at_most <= eps {
+            return Some((u, Tail::Within(below * (1.0 - BOUND_MARGIN), at_most)));
+        }
+    }
+    small_tail_threshold(a, b, eps).map(|(u, q)| (u, Tail::Exact(q)))
 }
 
 /// z with P(N(0, 1) > z) = p, for small p (Acklam's rational approximation of the tail, relative
@@ -246,6 +339,40 @@ mod tests {
             assert!(q > 1e-6 && q <= 1.0 / 256.0, "a={a} b={b}: u={u} q={q}");
             assert_eq!(upper_tail(a, b, u), Some(q));
         }
+    }
+
+    #[test]
+    fn lazy_thresholds_equal_the_computed_ones_and_bound_their_tails() {
+        // Counts from 1 to LAZY_MAX_COUNT on a log grid, half-integers included (self-duels).
+        let grid: Vec<f64> = (0..=44)
+            .map(|i| (10f64.powf(i as f64 * 6.6 / 44.0) * 2.0).round() / 2.0)
+            .map(|x| x.max(1.0))
+            .collect();
+        let mut lazy = 0;
+        for &a in &grid {
+            for &b in &grid {
+                if a + b > LAZY_MAX_COUNT {
+                    continue;
+                }
+                for eps in [1.0 / 64.0, 1.0 / 256.0] {
+                    let exact = small_tail_threshold(a, b, eps);
+                    match LazyThresholds::new(eps).threshold(a, b) {
+                        Some((u, Tail::Within(at_least, at_most))) => {
+                            lazy += 1;
+                            let (v, q) = exact.unwrap_or_else(|| panic!("a={a} b={b}"));
+                            assert_eq!(u.to_bits(), v.to_bits(), "a={a} b={b}");
+                            assert_eq!(upper_tail(a, b, u), Some(q));
+                            let bounds = format!("a={a} b={b}: {at_least} {q} {at_most}");
+                            assert!(at_least <= q && q <= at_most && at_most <= eps, "{bounds}");
+                            assert!(at_most < 2.0 * q && at_least > 0.5 * q, "{bounds}");
+                        }
+                        Some((u, Tail::Exact(q))) => assert_eq!(exact, Some((u, q))),
+                        None => assert_eq!(exact, None),
+                    }
+                }
+            }
+        }
+        assert!(lazy > 2_500, "{lazy}");
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! [`ArgmaxSampler`]: the arm with the largest of independent draws X_a ~ Beta(alpha_a, beta_a)
 //! (alpha, beta >= 1), drawn exactly while touching only the arms that could be the largest.
 //!
-//! Per arm the cache keeps a threshold u_a with a small, exactly computed tail probability
-//! q_a = P(X_a > u_a) <= EPS ([`super::beta_tail`]). A draw of X_a is the same as first deciding
+//! Per arm the cache keeps a threshold u_a with a small tail probability q_a = P(X_a > u_a) <= EPS
+//! ([`super::beta_tail`]), computed exactly, but only when a draw needs it: usually the first
+//! threshold tried is shown good enough by bounds on q_a that cost a density instead of a continued
+//! fraction, and those bounds decide most of the draws of step 2 below. A draw of X_a is the same as first deciding
 //! whether it lands in its tail (probability q_a), then drawing it from the tail (X_a | X_a > u_a)
 //! or from the body (X_a | X_a <= u_a). One argmax then goes:
 //! 1. The direct arms (the most-played arm, whose posterior changes at almost every step, and any
@@ -25,23 +27,82 @@
 //! direct arm is the most-played active arm, lowest index among equals), so a cache rebuilt from a
 //! stored state makes the same choices from the same RNG as the one kept step by step.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use rand::Rng;
 
 use super::beta::sample_beta;
-use super::beta_tail::{sample_body, sample_upper_tail, small_tail_threshold};
+use super::beta_tail::{LazyThresholds, Tail, sample_body, sample_upper_tail, upper_tail};
 use crate::bandit::{Arm, Pair, View};
 
 /// Largest tail probability of a threshold: about 2 tail candidates per draw on 136 arms.
 pub const EPS: f64 = 1.0 / 64.0;
 
 /// One arm's cached threshold, for the posterior (alpha, beta) it was computed for.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 struct Entry {
     alpha: f64,
     beta: f64,
-    /// (u, q), or `None`: the arm is drawn in full. Computed only for arms other than the
+    /// The threshold, or `None`: the arm is drawn in full. Computed only for arms other than the
     /// leader (whose posterior changes at almost every step and is always drawn in full).
-    threshold: Option<(f64, f64)>,
+    threshold: Option<Threshold>,
+}
+
+/// A threshold u, a bound on its tail probability q, and q itself once computed: most arms'
+/// posteriors change several times between the draws that need their q (step 2 of the module
+/// docs, about EPS of the arms per draw), so it is computed when first needed
+/// ([`LazyThresholds`]), the same value as if computed at once.
+#[derive(Debug)]
+struct Threshold {
+    u: f64,
+    q_at_least: f64,
+    q_at_most: f64,
+    /// The bits of q, or `UNKNOWN`.
+    q: AtomicU64,
+}
+
+const UNKNOWN: u64 = u64::MAX;
+
+impl Clone for Threshold {
+    fn clone(&self) -> Self {
+        Threshold {
+            u: self.u,
+            q_at_least: self.q_at_least,
+            q_at_most: self.q_at_most,
+            q: AtomicU64::new(self.q.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+impl Threshold {
+    fn new((u, tail): (f64, Tail)) -> Self {
+        let (q_at_least, q_at_most, q) = match tail {
+            Tail::Exact(q) => (q, q, q.to_bits()),
+            Tail::Within(at_least, at_most) => (at_least, at_most, UNKNOWN),
+        };
+        Threshold {
+            u,
+            q_at_least,
+            q_at_most,
+            q: AtomicU64::new(q),
+        }
+    }
+
+    /// q = P(X > u) for the posterior (alpha, beta) the threshold is for.
+    fn q(&self, alpha: f64, beta: f64) -> f64 {
+        match self.q.load(Ordering::Relaxed) {
+            UNKNOWN => {
+                // It converges for the counts LazyThresholds leaves lazy (tested on a
+                // grid of them); were it not to, the bound stands in.
+                let q = upper_tail(alpha, beta, self.u);
+                debug_assert!(q.is_some(), "no tail for ({alpha}, {beta}) at {}", self.u);
+                let q = q.unwrap_or(self.q_at_most);
+                self.q.store(q.to_bits(), Ordering::Relaxed);
+                q
+            }
+            bits => f64::from_bits(bits),
+        }
+    }
 }
 
 /// An arm's Beta posterior counts with its self-duels added as half a win and half a loss each
@@ -67,11 +128,13 @@ pub struct ArgmaxSampler {
     /// The most-played active arm (largest alpha + beta, lowest index among equals).
     leader: Option<Arm>,
     /// Active arms other than the leader that have a threshold, by decreasing u, then index.
-    order: Vec<Arm>,
+    /// (u, arm).
+    order: Vec<(f64, Arm)>,
     /// Active arms other than the leader without a threshold.
     full: Vec<Arm>,
     /// ln(1 - EPS), for geometric skipping.
     ln_keep: f64,
+    thresholds: LazyThresholds,
 }
 
 impl ArgmaxSampler {
@@ -83,6 +146,7 @@ impl ArgmaxSampler {
             order: Vec::new(),
             full: Vec::new(),
             ln_keep: (-EPS).ln_1p(),
+            thresholds: LazyThresholds::new(EPS),
         };
         for a in 0..k {
             sampler.entries[a] = params(a).map(|(alpha, beta)| Entry {
@@ -174,36 +238,40 @@ impl ArgmaxSampler {
         let Some(e) = self.entries[arm].as_mut() else {
             return;
         };
-        let threshold = small_tail_threshold(e.alpha, e.beta, EPS);
-        e.threshold = threshold;
-        match threshold {
+        e.threshold = self
+            .thresholds
+            .threshold(e.alpha, e.beta)
+            .map(Threshold::new);
+        match e.threshold.as_ref().map(|t| t.u) {
             None => {
                 let pos = self.full.partition_point(|&a| a < arm);
                 self.full.insert(pos, arm);
             }
-            Some((u, _)) => {
-                let entries = &self.entries;
-                // Decreasing u, then increasing index.
-                let before = |a: Arm| {
-                    let ua = entries[a]
-                        .as_ref()
-                        .and_then(|e| e.threshold)
-                        .expect("ordered arms have thresholds")
-                        .0;
-                    ua > u || (ua == u && a < arm)
-                };
-                let pos = self.order.partition_point(|&a| before(a));
-                self.order.insert(pos, arm);
+            Some(u) => {
+                let pos = self.order.partition_point(|&e| before(e, (u, arm)));
+                self.order.insert(pos, (u, arm));
             }
         }
     }
 
+    /// Takes `arm` out of `order` or `full`, where its entry's threshold filed it (if it is
+    /// there: the leader is in neither).
     fn unplace(&mut self, arm: Arm) {
-        if let Some(pos) = self.order.iter().position(|&a| a == arm) {
-            self.order.remove(pos);
-        }
-        if let Some(pos) = self.full.iter().position(|&a| a == arm) {
-            self.full.remove(pos);
+        let Some(e) = self.entries[arm].as_ref() else {
+            return;
+        };
+        match e.threshold.as_ref().map(|t| t.u) {
+            Some(u) => {
+                let pos = self.order.partition_point(|&e| before(e, (u, arm)));
+                if self.order.get(pos) == Some(&(u, arm)) {
+                    self.order.remove(pos);
+                }
+            }
+            None => {
+                if let Ok(pos) = self.full.binary_search(&arm) {
+                    self.full.remove(pos);
+                }
+            }
         }
     }
 
@@ -229,20 +297,20 @@ impl ArgmaxSampler {
                 break;
             }
             pos += skip as usize;
-            let a = self.order[pos];
+            let a = self.order[pos].1;
             let e = self.entry(a);
-            let (u, q) = e.threshold.expect("ordered arms have thresholds");
-            if rng.random::<f64>() * EPS < q {
-                best.offer(a, sample_upper_tail(e.alpha, e.beta, u, rng));
+            let t = e.threshold.as_ref().expect("ordered arms have thresholds");
+            // In its tail with probability q (q is needed only between its bounds).
+            let r = rng.random::<f64>() * EPS;
+            if r < t.q_at_least || (r < t.q_at_most && r < t.q(e.alpha, e.beta)) {
+                best.offer(a, sample_upper_tail(e.alpha, e.beta, t.u, rng));
                 tails.push(pos);
             }
             pos += 1;
         }
         // 3. Bodies in decreasing threshold until the threshold is below the running maximum.
         let mut next_tail = 0;
-        for (pos, &a) in self.order.iter().enumerate() {
-            let e = self.entry(a);
-            let (u, _) = e.threshold.expect("ordered arms have thresholds");
+        for (pos, &(u, a)) in self.order.iter().enumerate() {
             if u < best.max {
                 break;
             }
@@ -250,6 +318,7 @@ impl ArgmaxSampler {
                 next_tail += 1;
                 continue;
             }
+            let e = self.entry(a);
             best.offer(a, sample_body(e.alpha, e.beta, u, rng));
         }
         best.arm
@@ -260,6 +329,13 @@ impl ArgmaxSampler {
             .as_ref()
             .expect("placed arms have entries")
     }
+}
+
+/// Whether the ordered (u, arm) `e` comes before `f` in `order`: decreasing u, then increasing
+/// index.
+#[inline]
+fn before(e: (f64, Arm), f: (f64, Arm)) -> bool {
+    e.0 > f.0 || (e.0 == f.0 && e.1 < f.1)
 }
 
 /// Increasing positions, the first few on the stack.
