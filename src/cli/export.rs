@@ -109,9 +109,9 @@ pub fn run(args: ExportArgs) -> anyhow::Result<()> {
 
 /// Pages from the service, following `Link`. A body that breaks off (a restart, a dropped
 /// connection) is read again from the same URL after a pause, skipping the rows already
-/// written: the page starts with the same rows. The next page is asked for as soon as a page's
-/// headers name it, so the service finds its bounds while this page's body is read. Returns the
-/// number of rows written.
+/// written: the page starts with the same rows. The next page is asked for before a page ends
+/// (see [`read_page`]), so the service finds its bounds while this page's body is read. Returns
+/// the number of rows written.
 async fn from_service(
     args: &ExportArgs,
     base: &str,
@@ -166,6 +166,7 @@ async fn from_service(
             let read = read_page(
                 response,
                 format,
+                args.limit as u64,
                 written,
                 &mut header_written,
                 out,
@@ -236,11 +237,16 @@ enum PageError {
 }
 
 /// Reads one page's answer, writing its whole lines after the first `skip` rows (and the CSV
-/// header only once: `header_written` says whether it was). Once the headers name the next
-/// page, `ask_next` asks for it; what it asked is returned with the page.
+/// header only once: `header_written` says whether it was). When the headers name a next page,
+/// `ask_next` asks for it once nine tenths of this page's `limit` rows are read (a page with a
+/// next one is full): early enough that the service has found its bounds when this page ends,
+/// late enough that it does not wait long for its reader (the service drops a page whose reader
+/// takes nothing for a minute). What it asked is returned with the page.
+#[allow(clippy::too_many_arguments)]
 async fn read_page(
     mut response: reqwest::Response,
     format: ExportFormat,
+    limit: u64,
     skip: u64,
     header_written: &mut bool,
     out: &mut impl Write,
@@ -270,7 +276,9 @@ async fn read_page(
             .map(|(url, _)| url.to_string())
     });
     let cursor = header("joust-cursor");
-    let asked = next.as_deref().map(ask_next);
+    let ask_at = limit - limit / 10;
+    let mut ask = next.as_deref().map(|n| (n, ask_next));
+    let mut asked = None;
     let mut lines = Lines {
         seen_header: format != ExportFormat::Csv,
         header_written,
@@ -300,6 +308,11 @@ async fn read_page(
         };
         written.map_err(|e| PageError::Refused(e.into()))?;
         partial.extend_from_slice(rest);
+        if lines.rows >= ask_at
+            && let Some((next, ask_next)) = ask.take()
+        {
+            asked = Some(ask_next(next));
+        }
     }
     if !partial.is_empty() {
         return Err(broken(
