@@ -6,6 +6,7 @@ mod conversions;
 mod duels;
 mod experiments;
 mod export;
+mod export_priority;
 mod health;
 mod history;
 mod interleavings;
