@@ -54,7 +54,11 @@
 //! share sets how soon they are gathered, and every step after the decision costs no regret (the
 //! decided champion is served), so an earlier decision is usually cheaper. Their regret is that
 //! of those comparisons: a rival close to the leader needs many but costs little per duel, a
-//! clearly worse one costs more per duel but separates in few.
+//! clearly worse one costs more per duel but separates in few. At the default share of 1 the
+//! layer is LUCB itself from the start until decided, the policy choosing only when the layer has
+//! no leader (a cycle of confidently beaten arms): the policy's duels between two rankers that are
+//! not the leader and its most needed rival add nothing the decision reads, and a step of one
+//! costs as much regret as a confirmation.
 
 use rand::Rng;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
