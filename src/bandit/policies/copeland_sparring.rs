@@ -235,7 +235,14 @@ fn stamp(view: &View, heard: u64) -> (usize, u64, u64) {
 
 /// ln of the smallest power of two above `heard` (at least 2).
 fn log_term(heard: u64) -> f64 {
-    ((heard + 1).max(2).next_power_of_two() as f64).ln()
+    (horizon(heard) as f64).ln()
+}
+
+/// T̄: the smallest power of two above `heard` (at least 2). `log_term` changes exactly when
+/// this does, which is what an outcome checks (without two logarithms).
+#[inline]
+fn horizon(heard: u64) -> u64 {
+    (heard + 1).max(2).next_power_of_two()
 }
 
 /// Whether `j` is confirmed to beat `i` (u_ij < 1/2).
@@ -522,7 +529,7 @@ impl CopelandSparring {
     pub fn learn(&mut self, view: &View, a: Arm, b: Arm, gain_a: f64) {
         let before = (view.k(), evidence_total(view).wrapping_sub(1), self.heard);
         self.heard += 1;
-        let incremental = log_term(self.heard) == log_term(self.heard - 1);
+        let incremental = horizon(self.heard) == horizon(self.heard - 1);
         match self.cache.0.as_mut() {
             Some(d) if incremental && d.stamp == before => {
                 d.learn(view, a, b, gain_a);
@@ -539,7 +546,7 @@ impl CopelandSparring {
         let recorded = evidence_total(view) - (view.ties == TieRule::HalfWin) as u64;
         let before = (view.k(), recorded, self.heard);
         self.heard += 1;
-        let incremental = log_term(self.heard) == log_term(self.heard - 1);
+        let incremental = horizon(self.heard) == horizon(self.heard - 1);
         match self.cache.0.as_mut() {
             Some(d) if incremental && d.stamp == before => {
                 let p = d.posterior(view, arm);

@@ -126,7 +126,7 @@ fn first_threshold(a: f64, b: f64, eps: f64, z: f64) -> (f64, f64, f64) {
 /// converge (it needs about sqrt(max(a, b)) of its [`MAX_TERMS`] terms near the mean).
 const LAZY_MAX_COUNT: f64 = 4e6;
 
-/// Relative margin of [`upper_tail_bounds`] around the computed tail, for rounding in both.
+/// Relative margin of the tail bounds around the computed tail, for rounding in both.
 const BOUND_MARGIN: f64 = 1e-3;
 
 /// Bounds on P(X > u) for X ~ Beta(a, b), a, b >= 1, 0 < u < 1 above the mode, from the
@@ -136,7 +136,11 @@ const BOUND_MARGIN: f64 = 1e-3;
 /// f(u) (v - u) (1 - e^{d}) / -d with d = g(v) - g(u). At z standard deviations above the mean
 /// and a step of one, they are about 1 + 1/z^2 and 0.9 times the tail, at the cost of a density
 /// (a few logarithms) instead of a continued fraction. `None` unless s < 0.
-pub fn upper_tail_bounds(a: f64, b: f64, u: f64, step: f64) -> Option<(f64, f64)> {
+///
+/// This returns the tangent bound, and what the chord bound needs ([`LowerBound`]): the chord
+/// costs two more logarithms and is read only by a draw that lands below the tangent bound, so
+/// it waits for one.
+fn upper_tail_above(a: f64, b: f64, u: f64, step: f64) -> Option<(f64, LowerBound)> {
     if u.is_nan() || u <= 0.0 || u >= 1.0 {
         return None;
     }
@@ -145,16 +149,47 @@ pub fn upper_tail_bounds(a: f64, b: f64, u: f64, step: f64) -> Option<(f64, f64)
         return None;
     }
     // x^a (1 - x)^b / B(a, b) divided by x (1 - x) is the density.
-    let density = (ln_prefactor(a, b, u) - u.ln() - (-u).ln_1p()).exp();
-    let above = density * -(slope * (1.0 - u)).exp_m1() / -slope;
-    let step = step.min(0.5 * (1.0 - u));
-    let d = (a - 1.0) * (step / u).ln_1p() + (b - 1.0) * (-step / (1.0 - u)).ln_1p();
-    let below = if d < 0.0 {
-        density * step * -d.exp_m1() / -d
+    let density = (ln_prefactor(a, b, u) - (u * (1.0 - u)).ln()).exp();
+    let exponent = slope * (1.0 - u);
+    // Below -40, 1 - e^exponent is 1 to within 1e-17, far inside BOUND_MARGIN (and 1 is above
+    // it, so the bound stays one): skips a exp_m1 once the counts are in the hundreds.
+    let mass = if exponent < -40.0 {
+        1.0
     } else {
-        density * step
+        -exponent.exp_m1()
     };
-    Some((below, above))
+    let lower = LowerBound {
+        density,
+        step: step.min(0.5 * (1.0 - u)),
+    };
+    Some((density * mass / -slope, lower))
+}
+
+/// What the chord bound of `upper_tail_above` needs beyond (a, b, u): the density at u and
+/// the step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LowerBound {
+    density: f64,
+    step: f64,
+}
+
+impl LowerBound {
+    /// The chord bound on P(X > u).
+    fn below(&self, a: f64, b: f64, u: f64) -> f64 {
+        let step = self.step;
+        let d = (a - 1.0) * (step / u).ln_1p() + (b - 1.0) * (-step / (1.0 - u)).ln_1p();
+        if d < 0.0 {
+            self.density * step * -d.exp_m1() / -d
+        } else {
+            self.density * step
+        }
+    }
+
+    /// A lower bound on the tail probability of [`Tail::Within`], with the margin for rounding
+    /// (the same (a, b) and u it was given with).
+    pub fn at_least(&self, a: f64, b: f64, u: f64) -> f64 {
+        self.below(a, b, u) * (1.0 - BOUND_MARGIN)
+    }
 }
 
 /// What [`LazyThresholds`] knows of a threshold's tail probability.
@@ -162,8 +197,9 @@ pub fn upper_tail_bounds(a: f64, b: f64, u: f64, step: f64) -> Option<(f64, f64)
 pub enum Tail {
     /// The tail probability [`small_tail_threshold`] gives.
     Exact(f64),
-    /// Not computed: it is `upper_tail(a, b, u)`, within these bounds (the upper at most eps).
-    Within(f64, f64),
+    /// Not computed: it is `upper_tail(a, b, u)`, at most this (at most eps), and at least
+    /// [`LowerBound::at_least`].
+    Within(f64, LowerBound),
 }
 
 /// [`small_tail_threshold`] for one eps (its normal quantile computed once), lazy about the
@@ -198,11 +234,11 @@ fn lazy_threshold(a: f64, b: f64, eps: f64, z: f64) -> Option<(f64, Tail)> {
         && u < 1.0
         && u >= (a + 1.0) / (a + b + 2.0)
         && u > mean
-        && let Some((below, above)) = upper_tail_bounds(a, b, u, sd)
+        && let Some((above, lower)) = upper_tail_above(a, b, u, sd)
     {
         let at_most = above * (1.0 + BOUND_MARGIN);
         if at_most <= eps {
-            return Some((u, Tail::Within(below * (1.0 - BOUND_MARGIN), at_most)));
+            return Some((u, Tail::Within(at_most, lower)));
         }
     }
     small_tail_threshold(a, b, eps).map(|(u, q)| (u, Tail::Exact(q)))
@@ -357,8 +393,9 @@ mod tests {
                 for eps in [1.0 / 64.0, 1.0 / 256.0] {
                     let exact = small_tail_threshold(a, b, eps);
                     match LazyThresholds::new(eps).threshold(a, b) {
-                        Some((u, Tail::Within(at_least, at_most))) => {
+                        Some((u, Tail::Within(at_most, lower))) => {
                             lazy += 1;
+                            let at_least = lower.at_least(a, b, u);
                             let (v, q) = exact.unwrap_or_else(|| panic!("a={a} b={b}"));
                             assert_eq!(u.to_bits(), v.to_bits(), "a={a} b={b}");
                             assert_eq!(upper_tail(a, b, u), Some(q));

@@ -32,7 +32,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rand::Rng;
 
 use super::beta::sample_beta;
-use super::beta_tail::{LazyThresholds, Tail, sample_body, sample_upper_tail, upper_tail};
+use super::beta_tail::{
+    LazyThresholds, LowerBound, Tail, sample_body, sample_upper_tail, upper_tail,
+};
 use crate::bandit::{Arm, Pair, View};
 
 /// Largest tail probability of a threshold: about 2 tail candidates per draw on 136 arms.
@@ -48,15 +50,17 @@ struct Entry {
     threshold: Option<Threshold>,
 }
 
-/// A threshold u, a bound on its tail probability q, and q itself once computed: most arms'
+/// A threshold u, bounds on its tail probability q, and q itself once computed: most arms'
 /// posteriors change several times between the draws that need their q (step 2 of the module
 /// docs, about EPS of the arms per draw), so it is computed when first needed
-/// ([`LazyThresholds`]), the same value as if computed at once.
+/// ([`LazyThresholds`]), the same value as if computed at once. The lower bound likewise: only a
+/// draw below the upper bound reads it.
 #[derive(Debug)]
 struct Threshold {
     u: f64,
-    q_at_least: f64,
     q_at_most: f64,
+    /// `None` when q is exact from the start.
+    q_lower: Option<LowerBound>,
     /// The bits of q, or `UNKNOWN`.
     q: AtomicU64,
 }
@@ -67,8 +71,8 @@ impl Clone for Threshold {
     fn clone(&self) -> Self {
         Threshold {
             u: self.u,
-            q_at_least: self.q_at_least,
             q_at_most: self.q_at_most,
+            q_lower: self.q_lower,
             q: AtomicU64::new(self.q.load(Ordering::Relaxed)),
         }
     }
@@ -76,15 +80,25 @@ impl Clone for Threshold {
 
 impl Threshold {
     fn new((u, tail): (f64, Tail)) -> Self {
-        let (q_at_least, q_at_most, q) = match tail {
-            Tail::Exact(q) => (q, q, q.to_bits()),
-            Tail::Within(at_least, at_most) => (at_least, at_most, UNKNOWN),
+        let (q_at_most, q_lower, q) = match tail {
+            Tail::Exact(q) => (q, None, q.to_bits()),
+            Tail::Within(at_most, lower) => (at_most, Some(lower), UNKNOWN),
         };
         Threshold {
             u,
-            q_at_least,
             q_at_most,
+            q_lower,
             q: AtomicU64::new(q),
+        }
+    }
+
+    /// Whether r < q, for r at most the upper bound: the lower bound decides most, and q is
+    /// computed only for the r between them.
+    #[inline]
+    fn below_q(&self, r: f64, alpha: f64, beta: f64) -> bool {
+        match self.q_lower {
+            Some(lower) if r < lower.at_least(alpha, beta, self.u) => true,
+            _ => r < self.q(alpha, beta),
         }
     }
 
@@ -192,7 +206,9 @@ impl ArgmaxSampler {
         if self.entries[arm].as_ref().map(|e| (e.alpha, e.beta)) == params {
             return;
         }
-        self.unplace(arm);
+        // Its old place in `order` stays until the new one is known, so that a small move of
+        // its threshold shifts only the arms between the two (`refile`).
+        let hole = self.unplace_later(arm);
         let was_leader = self.leader == Some(arm);
         self.entries[arm] = params.map(|(alpha, beta)| Entry {
             alpha,
@@ -218,6 +234,7 @@ impl ArgmaxSampler {
             return;
         }
         let Some(n) = played(self, arm) else {
+            self.fill(hole);
             return;
         };
         let takes_lead = match self.leader.and_then(|l| played(self, l).map(|m| (l, m))) {
@@ -225,28 +242,83 @@ impl ArgmaxSampler {
             Some((l, m)) => n > m || (n == m && arm < l),
         };
         if takes_lead {
+            self.fill(hole);
             if let Some(old) = self.leader.replace(arm) {
                 self.place(old);
             }
         } else {
-            self.place(arm);
+            self.refile(arm, hole);
         }
     }
 
-    /// Computes the threshold of `arm` (not the leader) and files it under `order` or `full`.
-    fn place(&mut self, arm: Arm) {
-        let Some(e) = self.entries[arm].as_mut() else {
-            return;
+    /// [`Self::unplace`], except that an arm in `order` keeps its entry there: its position is
+    /// returned, for [`Self::refile`] or [`Self::fill`].
+    fn unplace_later(&mut self, arm: Arm) -> Option<usize> {
+        let u = self.entries[arm].as_ref()?.threshold.as_ref().map(|t| t.u);
+        match u {
+            Some(u) => {
+                let pos = self.order.partition_point(|&e| before(e, (u, arm)));
+                (self.order.get(pos) == Some(&(u, arm))).then_some(pos)
+            }
+            None => {
+                self.unplace(arm);
+                None
+            }
+        }
+    }
+
+    /// Removes the entry left at `hole`.
+    fn fill(&mut self, hole: Option<usize>) {
+        if let Some(pos) = hole {
+            self.order.remove(pos);
+        }
+    }
+
+    /// [`Self::place`] for an arm whose old entry in `order`, if any, is still at `hole`: the
+    /// arms between its old and new positions shift by one.
+    fn refile(&mut self, arm: Arm, hole: Option<usize>) {
+        let Some(old) = hole else {
+            return self.place(arm);
         };
+        let Some(u) = self.compute_threshold(arm) else {
+            self.order.remove(old);
+            return self.file_full(arm);
+        };
+        // The order with the old entry is still sorted, and the old entry comes before the new
+        // one exactly when it sits below `pos`.
+        let pos = self.order.partition_point(|&e| before(e, (u, arm)));
+        if pos > old {
+            self.order[old..pos].rotate_left(1);
+            self.order[pos - 1] = (u, arm);
+        } else {
+            self.order[pos..=old].rotate_right(1);
+            self.order[pos] = (u, arm);
+        }
+    }
+
+    /// Computes the threshold of `arm` (not the leader) into its entry: its u, `None` without
+    /// one.
+    fn compute_threshold(&mut self, arm: Arm) -> Option<f64> {
+        let e = self.entries[arm].as_mut()?;
         e.threshold = self
             .thresholds
             .threshold(e.alpha, e.beta)
             .map(Threshold::new);
-        match e.threshold.as_ref().map(|t| t.u) {
-            None => {
-                let pos = self.full.partition_point(|&a| a < arm);
-                self.full.insert(pos, arm);
-            }
+        e.threshold.as_ref().map(|t| t.u)
+    }
+
+    fn file_full(&mut self, arm: Arm) {
+        let pos = self.full.partition_point(|&a| a < arm);
+        self.full.insert(pos, arm);
+    }
+
+    /// Computes the threshold of `arm` (not the leader) and files it under `order` or `full`.
+    fn place(&mut self, arm: Arm) {
+        if self.entries[arm].is_none() {
+            return;
+        }
+        match self.compute_threshold(arm) {
+            None => self.file_full(arm),
             Some(u) => {
                 let pos = self.order.partition_point(|&e| before(e, (u, arm)));
                 self.order.insert(pos, (u, arm));
@@ -302,7 +374,7 @@ impl ArgmaxSampler {
             let t = e.threshold.as_ref().expect("ordered arms have thresholds");
             // In its tail with probability q (q is needed only between its bounds).
             let r = rng.random::<f64>() * EPS;
-            if r < t.q_at_least || (r < t.q_at_most && r < t.q(e.alpha, e.beta)) {
+            if r < t.q_at_most && t.below_q(r, e.alpha, e.beta) {
                 best.offer(a, sample_upper_tail(e.alpha, e.beta, t.u, rng));
                 tails.push(pos);
             }
