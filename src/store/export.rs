@@ -106,7 +106,7 @@ fn bind_position<'q>(
 /// follows. `None` when no final row follows `after`. One statement: the horizon and the page's
 /// end are read under the same snapshot.
 pub async fn page_bounds(
-    conn: &mut sqlx::PgConnection,
+    pool: &PgPool,
     kind: ExportKind,
     experiment: i64,
     after: ExportPosition,
@@ -128,7 +128,7 @@ pub async fn page_bounds(
           ORDER BY xid DESC, {key} DESC LIMIT 1)"
     );
     let q = bind_position(sqlx::query(&sql).bind(experiment), kind, after).bind(limit);
-    let rows = q.fetch_all(conn).await?;
+    let rows = q.fetch_all(pool).await?;
     let mut at_limit = Vec::new();
     let mut last_final = None;
     for row in &rows {

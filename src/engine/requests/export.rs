@@ -349,12 +349,12 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Starts streaming the page of at most `limit` final rows after `after`. A thread of its own
-/// (see [`read_page`]) opens the page's connection, finds the page's bounds, then reads and
-/// formats its rows, handing them on as they are formatted, at most [`READ_AHEAD`] chunks ahead
-/// of the reader (so memory stays flat however large the export); it stops when the reader goes
-/// away or stalls. The thread and the connection's backend run at a lower priority than
-/// requests (`export_priority`): the bounds scan and the copy are most of an export's CPU.
+/// Starts streaming the page of at most `limit` final rows after `after`: finds its bounds, then
+/// reads and formats its rows on a thread of its own (see [`read_page`]), which hands them on as
+/// they are formatted, at most [`READ_AHEAD`] chunks ahead of the reader (so memory stays flat
+/// however large the export), and stops when the reader goes away or stalls. The bounds are
+/// found on the pool, so that a poll for rows recorded since (an empty page, most of them)
+/// costs one statement and no thread or connection.
 pub async fn export_page(
     pool: &sqlx::PgPool,
     labels: Arc<ExportLabels>,
@@ -364,22 +364,29 @@ pub async fn export_page(
     after: ExportPosition,
     limit: i64,
 ) -> Result<ExportPage, EngineError> {
+    let bounds = store_export::page_bounds(pool, kind, experiment, after, limit).await?;
     let cursor = |at| ExportCursor {
         kind,
         experiment,
         at,
     };
+    let (tx, rx) = mpsc::channel(READ_AHEAD);
+    let Some(bounds) = bounds else {
+        return Ok(ExportPage {
+            next: None,
+            resume: cursor(after),
+            chunks: rx,
+        });
+    };
     let permit = PAGES.acquire().await.map_err(EngineError::internal)?;
     let options = pool.connect_options();
-    let (tx, rx) = mpsc::channel(READ_AHEAD);
-    let (bounds_tx, bounds_rx) = tokio::sync::oneshot::channel();
     let page = PageRead {
         labels,
         kind,
         format,
         experiment,
         after,
-        limit,
+        last: bounds.last,
     };
     std::thread::Builder::new()
         .name("joust-export".into())
@@ -392,40 +399,23 @@ pub async fn export_page(
             {
                 Ok(runtime) => runtime,
                 Err(e) => {
-                    let _ = bounds_tx.send(Err(EngineError::internal(e)));
+                    let _ = tx.blocking_send(Err(EngineError::internal(e)));
                     return;
                 }
             };
             runtime.block_on(async move {
-                if let Err(e) = read_page(&options, page, bounds_tx, &tx).await {
+                if let Err(e) = read_page(&options, page, &tx).await {
                     let _ = tx.send(Err(e)).await;
                 }
             });
         })
         .map_err(EngineError::internal)?;
-    // A thread that ends before it sends the bounds failed to start.
-    let bounds = bounds_rx.await.map_err(|_| {
-        EngineError::internal(anyhow::anyhow!(
-            "the export thread ended before its page began"
-        ))
-    })??;
-    Ok(match bounds {
-        None => ExportPage {
-            next: None,
-            resume: cursor(after),
-            chunks: rx,
-        },
-        Some(bounds) => ExportPage {
-            next: bounds.more.then(|| cursor(bounds.last)),
-            resume: cursor(bounds.last),
-            chunks: rx,
-        },
+    Ok(ExportPage {
+        next: bounds.more.then(|| cursor(bounds.last)),
+        resume: cursor(bounds.last),
+        chunks: rx,
     })
 }
-
-/// Where a page's thread sends the page's bounds, or why it could not find them.
-type BoundsSender =
-    tokio::sync::oneshot::Sender<Result<Option<store_export::PageBounds>, EngineError>>;
 
 /// What one page's thread reads and how it writes it.
 struct PageRead {
@@ -434,7 +424,7 @@ struct PageRead {
     format: ExportFormat,
     experiment: i64,
     after: ExportPosition,
-    limit: i64,
+    last: ExportPosition,
 }
 
 /// Rows formatted into one chunk of the body: about 300 kB of NDJSON.
@@ -444,49 +434,19 @@ const CHUNK_ROWS: usize = 1024;
 /// is not grown (and copied) while it fills.
 const CHUNK_BYTES: usize = CHUNK_ROWS * 384;
 
-/// Reads the page on a connection of its own (a page streams for as long as its reader takes,
-/// and the requests the pool serves must not wait for it): sends its bounds to `bounds_tx`
-/// (`None` when no final row follows the page's start), then formats its rows a chunk at a time
-/// and sends the chunks to `tx`. Outcomes are read with a binary `COPY`; conversions, a handful
-/// by comparison, with a query.
+/// Reads the page's rows on a connection of its own (a page streams for as long as its reader
+/// takes, and the requests the pool serves must not wait for it), whose backend runs at the
+/// export's lower priority where it can (`export_priority`), formats them a chunk at a time and
+/// sends the chunks to `tx`. Outcomes are read with a binary `COPY`; conversions, a handful by
+/// comparison, with a query.
 async fn read_page(
     options: &sqlx::postgres::PgConnectOptions,
     page: PageRead,
-    bounds_tx: BoundsSender,
     tx: &mpsc::Sender<Result<(Bytes, usize), EngineError>>,
 ) -> Result<(), EngineError> {
     use sqlx::ConnectOptions;
-    let bounds = async {
-        let mut conn = options.connect().await.map_err(store_error)?;
-        export_priority::lower_backend_priority(&mut conn).await;
-        let bounds = store_export::page_bounds(
-            &mut conn,
-            page.kind,
-            page.experiment,
-            page.after,
-            page.limit,
-        )
-        .await?;
-        Ok::<_, EngineError>((conn, bounds))
-    }
-    .await;
-    let (mut conn, last) = match bounds {
-        Ok((conn, Some(bounds))) => {
-            let last = bounds.last;
-            if bounds_tx.send(Ok(Some(bounds))).is_err() {
-                return Ok(());
-            }
-            (conn, last)
-        }
-        Ok((_, None)) => {
-            let _ = bounds_tx.send(Ok(None));
-            return Ok(());
-        }
-        Err(e) => {
-            let _ = bounds_tx.send(Err(e));
-            return Ok(());
-        }
-    };
+    let mut conn = options.connect().await.map_err(store_error)?;
+    export_priority::lower_backend_priority(&mut conn).await;
     let send = |rows: ExportBatch| {
         let mut out = Vec::with_capacity(CHUNK_BYTES);
         page.labels.write(&rows, page.format, &mut out);
@@ -503,7 +463,7 @@ async fn read_page(
     };
     match page.kind {
         ExportKind::Outcomes => {
-            let statement = export_copy::outcomes_statement(page.experiment, page.after, last);
+            let statement = export_copy::outcomes_statement(page.experiment, page.after, page.last);
             export_copy::stream_outcomes(&mut conn, &statement, CHUNK_ROWS, |rows| {
                 send(ExportBatch::Outcomes(rows))
             })
@@ -515,7 +475,7 @@ async fn read_page(
                 page.kind,
                 page.experiment,
                 page.after,
-                last,
+                page.last,
                 send,
             )
             .await?

@@ -1,8 +1,8 @@
 //! An export's share of the CPU: its thread, and its Postgres backend where that backend is a
 //! process of this machine that this service started (the embedded database), run at a lower
 //! scheduling priority than request handling. An export takes every idle cycle and steps aside
-//! for duels and outcomes when they want the cores; without this, a page's `COPY` backend and
-//! its bounds scan compete with the backends serving requests on equal terms.
+//! for duels and outcomes when they want the cores; without this, a page's `COPY` backend
+//! competes with the backends serving requests on equal terms.
 
 /// How much less CPU an export gets than request handling when both want it (Linux nice 10:
 /// about a tenth of a nice-0 thread's share).
@@ -22,15 +22,14 @@ pub fn lower_thread_priority() {
 /// embedded database: a process whose parent (the postmaster) is a child of this process. A
 /// backend of any other server is left alone: its process id names a process of another
 /// machine, or a stranger here. The backend exits when the connection closes, so the lower
-/// priority never outlives the export's connection. Returns whether it was lowered.
-pub async fn lower_backend_priority(conn: &mut sqlx::PgConnection) -> bool {
-    let Ok(pid) = sqlx::query_scalar::<_, i32>("SELECT pg_backend_pid()")
+/// priority never outlives the export's connection. A failure leaves the priority as it is.
+pub async fn lower_backend_priority(conn: &mut sqlx::PgConnection) {
+    if let Ok(pid) = sqlx::query_scalar::<_, i32>("SELECT pg_backend_pid()")
         .fetch_one(conn)
         .await
-    else {
-        return false;
-    };
-    lower_child_backend(pid)
+    {
+        lower_child_backend(pid);
+    }
 }
 
 #[cfg(target_os = "linux")]
@@ -63,13 +62,20 @@ fn lower_child_backend(_pid: i32) -> bool {
     false
 }
 
-/// The parent process id of `pid`, from `/proc/{pid}/stat` (whose second field, the command
-/// name, is in parentheses and may hold spaces: the fields after its closing one are read).
+/// The parent process id of `pid`.
 #[cfg(target_os = "linux")]
 fn parent_of(pid: i32) -> Option<i32> {
+    stat_field(pid, 4)
+}
+
+/// Field `n` (counted from 1, as proc(5) numbers them) of `/proc/{pid}/stat`, from the fourth
+/// on: the second, the command name, is in parentheses and may hold spaces, so the fields are
+/// read after its closing one.
+#[cfg(target_os = "linux")]
+fn stat_field(pid: i32, n: usize) -> Option<i32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let after_name = &stat[stat.rfind(')')? + 1..];
-    after_name.split_whitespace().nth(1)?.parse().ok()
+    after_name.split_whitespace().nth(n - 3)?.parse().ok()
 }
 
 #[cfg(all(test, target_os = "linux"))]
@@ -89,16 +95,9 @@ mod tests {
         child.wait().ok();
     }
 
-    /// The nice value of `pid` (the 19th field of its stat line).
+    /// The nice value of `pid` (field 19 of its stat line).
     fn nice_of(pid: i32) -> i32 {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-        let after_name = &stat[stat.rfind(')').unwrap() + 1..];
-        after_name
-            .split_whitespace()
-            .nth(16)
-            .unwrap()
-            .parse()
-            .unwrap()
+        stat_field(pid, 19).expect("a live process has a nice value")
     }
 
     #[test]
