@@ -217,13 +217,11 @@ struct Derived {
     lost: Vec<u32>,
     /// The fewest confirmed losses of an active arm: the candidates have exactly this many.
     fewest: u32,
-    /// How many active arms have `fewest` confirmed losses (the candidates).
-    candidates: usize,
     /// Per arm: active arms it was never compared with.
     unexplored: Vec<u32>,
     /// Per arm c: its rival (step 4 of the module docs), with the next ones.
     rival: Vec<Rivals>,
-    /// The candidates, in index order.
+    /// The candidates (the active arms with `fewest` confirmed losses), in index order.
     candidate_list: Vec<Arm>,
     /// Thompson draws over the candidates.
     sampler: ArgmaxSampler,
@@ -262,7 +260,6 @@ impl Derived {
             plays: vec![0.0; k],
             lost: vec![0; k],
             fewest: 0,
-            candidates: 0,
             unexplored: vec![0; k],
             rival: vec![NO_RIVALS; k],
             candidate_list: Vec::new(),
@@ -277,7 +274,7 @@ impl Derived {
                 d.unexplored[i] += (n <= 0.0) as u32;
             }
         }
-        (d.fewest, d.candidates) = d.fewest_losses(view);
+        d.fewest = d.fewest_losses(view);
         d.rebuild_candidates(view);
         d
     }
@@ -308,17 +305,12 @@ impl Derived {
         }
     }
 
-    /// The fewest confirmed losses of an active arm, and how many arms have that many.
-    fn fewest_losses(&self, view: &View) -> (u32, usize) {
-        let mut fewest = (u32::MAX, 0);
-        for a in view.active_arms() {
-            match self.lost[a].cmp(&fewest.0) {
-                std::cmp::Ordering::Less => fewest = (self.lost[a], 1),
-                std::cmp::Ordering::Equal => fewest.1 += 1,
-                std::cmp::Ordering::Greater => {}
-            }
-        }
-        fewest
+    /// The fewest confirmed losses of an active arm.
+    fn fewest_losses(&self, view: &View) -> u32 {
+        view.active_arms()
+            .map(|a| self.lost[a])
+            .min()
+            .unwrap_or(u32::MAX)
     }
 
     fn is_candidate(&self, view: &View, arm: Arm) -> bool {
@@ -386,7 +378,7 @@ impl Derived {
         let was_b = self.log_term < threshold(n - score_a - (1.0 - gain_a), n - 1.0, ALPHA);
         // confirmed_loss(a, b) and (b, a), from the same two reads.
         let now_a = self.log_term < threshold(score_a, n, ALPHA);
-        let now_b = self.log_term < threshold(score_b, score_b + score_a, ALPHA);
+        let now_b = self.log_term < threshold(score_b, n, ALPHA);
         let was_candidate = [self.is_candidate(view, a), self.is_candidate(view, b)];
         self.lost[a] = self.lost[a] + now_a as u32 - was_a as u32;
         self.lost[b] = self.lost[b] + now_b as u32 - was_b as u32;
@@ -399,8 +391,7 @@ impl Derived {
             self.unexplored[b] -= 1;
         }
         if (now_a, now_b) != (was_a, was_b) {
-            let (fewest, candidates) = self.fewest_losses(view);
-            self.candidates = candidates;
+            let fewest = self.fewest_losses(view);
             if fewest != self.fewest {
                 // The candidate set changed as a whole.
                 self.fewest = fewest;
@@ -429,10 +420,11 @@ impl Derived {
         if pairing == Pairing::Thompson {
             return self.select_thompson(view, rng, drawn);
         }
-        if self.candidates > 1 && rng.random::<bool>() {
+        let candidates = self.candidate_list.len();
+        if candidates > 1 && rng.random::<bool>() {
             // RUCB's other half: a candidate uniformly at random (in index order), against the
             // drawn one while their pair is unresolved (RMED's comparison with the leader).
-            let r = rng.random_range(0..self.candidates);
+            let r = rng.random_range(0..candidates);
             if let Some(&c) = self.candidate_list.get(r) {
                 let resolved = confirmed_loss(view, c, drawn, self.log_term)
                     || confirmed_loss(view, drawn, c, self.log_term);
@@ -449,7 +441,7 @@ impl Derived {
     /// candidates against the first while their pair is open; else the first arm's rival, taken
     /// only when a draw of the pair's preference says the rival wins.
     fn select_thompson<R: Rng + ?Sized>(&self, view: &View, rng: &mut R, drawn: Arm) -> Pair {
-        if self.candidates > 1
+        if self.candidate_list.len() > 1
             && let Some(c) = self.sampler.sample(rng)
             && c != drawn
             && !confirmed_loss(view, c, drawn, self.log_term)
@@ -559,11 +551,7 @@ impl CopelandSparring {
 
     /// The candidates: the active arms with the fewest confirmed losses.
     pub fn candidates(&self, view: &View) -> Vec<Arm> {
-        self.with_derived(view, |d| {
-            view.active_arms()
-                .filter(|&a| d.is_candidate(view, a))
-                .collect()
-        })
+        self.with_derived(view, |d| d.candidate_list.clone())
     }
 
     /// The candidate that took part in the most duels (self-duels included), the lowest index
@@ -581,7 +569,7 @@ impl CopelandSparring {
         })
     }
 
-    /// The number of candidates and the arms' confirmed losses, as the cache holds them (for
+    /// The arms' confirmed losses, as the cache holds them (for
     /// tests of its bookkeeping; `None` without a fresh cache).
     pub fn cached_losses(&self, view: &View) -> Option<Vec<u32>> {
         self.fresh(view).map(|d| d.lost.clone())

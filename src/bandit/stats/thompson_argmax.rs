@@ -252,7 +252,7 @@ impl ArgmaxSampler {
     }
 
     /// [`Self::unplace`], except that an arm in `order` keeps its entry there: its position is
-    /// returned, for [`Self::refile`] or [`Self::fill`].
+    /// returned, for [`Self::refile`] or [`Self::fill`]. An arm in `full` leaves it at once.
     fn unplace_later(&mut self, arm: Arm) -> Option<usize> {
         let u = self.entries[arm].as_ref()?.threshold.as_ref().map(|t| t.u);
         match u {
@@ -261,7 +261,9 @@ impl ArgmaxSampler {
                 (self.order.get(pos) == Some(&(u, arm))).then_some(pos)
             }
             None => {
-                self.unplace(arm);
+                if let Ok(pos) = self.full.binary_search(&arm) {
+                    self.full.remove(pos);
+                }
                 None
             }
         }
@@ -329,22 +331,8 @@ impl ArgmaxSampler {
     /// Takes `arm` out of `order` or `full`, where its entry's threshold filed it (if it is
     /// there: the leader is in neither).
     fn unplace(&mut self, arm: Arm) {
-        let Some(e) = self.entries[arm].as_ref() else {
-            return;
-        };
-        match e.threshold.as_ref().map(|t| t.u) {
-            Some(u) => {
-                let pos = self.order.partition_point(|&e| before(e, (u, arm)));
-                if self.order.get(pos) == Some(&(u, arm)) {
-                    self.order.remove(pos);
-                }
-            }
-            None => {
-                if let Ok(pos) = self.full.binary_search(&arm) {
-                    self.full.remove(pos);
-                }
-            }
-        }
+        let hole = self.unplace_later(arm);
+        self.fill(hole);
     }
 
     /// The arm with the largest draw, or `None` when no arm is drawn.
