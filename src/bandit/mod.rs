@@ -42,7 +42,7 @@ pub use champion::{
 };
 pub use decision::{
     Boundary, Contender, DEFAULT_DELTA, DEFAULT_MAX_CONFIRMATION_SHARE, Decision, DecisionKind,
-    DecisionLayer, DecisionSettings, MissingEvidence, TUNED_COMPARISONS, decide,
+    DecisionLayer, DecisionSettings, MissingEvidence, decide,
 };
 pub use footprint::Footprint;
 pub use memory::{MemoryEstimate, estimate_memory};

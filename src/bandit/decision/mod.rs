@@ -10,7 +10,7 @@ mod settings;
 mod tracker;
 mod verdict;
 
-pub use confidence::{Boundary, TUNED_COMPARISONS};
+pub use confidence::Boundary;
 pub use layer::DecisionLayer;
 pub use settings::{DEFAULT_DELTA, DEFAULT_MAX_CONFIRMATION_SHARE, DecisionSettings};
 pub use tracker::KEPT_BOUNDS;
