@@ -54,7 +54,7 @@
 //! matrix with a winner is decided by, and its boundary is the narrow one (K one-sided
 //! sequences), so it gets most: at 0.9 instead of 0.5 its logarithm is ln(1.8) = 0.59 nats
 //! smaller, 5-6% fewer comparisons at 136 rankers and 10% at 5 ([`Boundary::comparisons_for`]
-//! at the gaps of the results document, "Decisions against the limit"). The Copeland decision, whose union runs
+//! at the gaps of docs/decisions.md). The Copeland decision, whose union runs
 //! over K^2 / 2 pairs, pays ln 5 = 1.6 nats more on a logarithm of 10 to 16 nats (K from 5 to
 //! 136): 10 to 16% more comparisons where there is no Condorcet winner.
 //!
@@ -75,7 +75,7 @@
 //! log term, 2 to 5% more comparisons; what it gains at a gap of 0.4 is 1.5 to 1.75 times fewer
 //! (4 to 64 arms; 16 arms: 1.81x the oracle's comparisons against 2.97x). Chosen on seed 1 matrices against a
 //! single mixture and the pairs (150, 15,000) and (80, 2,000) by the largest median decision
-//! step over the oracle cost (the results document, "Decisions against the limit").
+//! step over the oracle cost (docs/decisions.md).
 
 /// The two scales of the boundary: comparisons of one pair at which each normal mixture is
 /// tightest, and its share of the error probability (see the module docs for why these).

@@ -272,9 +272,10 @@ impl DecisionLayer {
 /// left alone. Why not more: where every rival but one is clearly worse (a long tail of bad
 /// rankers, or 4 rankers at a margin of 0.1) the whole decision takes 80 to 150 comparisons per
 /// rival, and at 100 the layer waited for most of it. With the two-scale boundary, 20 against
-/// 100 on seed 1 matrices (256 runs each, standard error of a median about 0.04): median
-/// decision 1.45x against 1.51x the oracle on Bradley-Terry K 4 at 0.1, 1.61x against 1.69x on a
-/// 16-ranker long tail, 1.71x against 1.82x on a 64-ranker one, within 0.05 elsewhere.
+/// 100 on seed 1 matrices (docs/decisions.md; 256 runs each, standard error of a median about
+/// 0.04): median decision 1.43x against 1.62x the oracle on Bradley-Terry K 4 at 0.1, 1.67x
+/// against 1.80x on a 64-ranker long tail, 1.08x against 1.16x on Bradley-Terry K 4 at 0.02,
+/// within 0.07 on the six others; on MSLR it moved Navigational later and Perfect sooner.
 /// Measured with DTS at 136 rankers, much later (1,000) rescued runs stuck on a wrong champion
 /// only after most of their regret.
 const ESTABLISHED_PER_RIVAL: f64 = 20.0;
