@@ -634,7 +634,7 @@ async fn bad_cursors_formats_and_limits_are_refused() {
 }
 
 /// Rows say which layer chose their duel: with the confirmation layer taking every step it may
-/// (`max_confirmation_share` 1), the duels issued before a ranker is established (played 100
+/// (`max_confirmation_share` 1), the duels issued before a ranker is established (played 20
 /// times per rival) are the policy's, and those issued after, while nothing is decided, the
 /// confirmation layer's.
 #[tokio::test]
@@ -650,7 +650,7 @@ async fn rows_say_whether_the_policy_or_the_confirmation_layer_chose_the_duel() 
     assert_eq!(s, StatusCode::CREATED, "{b}");
     let id = b["id"].as_i64().unwrap();
     // Even preferences (each position wins half the time): nothing is decided, and the most
-    // played of three rankers (about 267 plays each) passes 200 within 400 duels.
+    // played of three rankers (about 267 plays each) passes 40 within 400 duels.
     const BEFORE: usize = 400;
     let early = post_even_winners(&app, id, BEFORE).await;
     let path = format!("/v1/experiments/{id}");
@@ -674,8 +674,8 @@ async fn rows_say_whether_the_policy_or_the_confirmation_layer_chose_the_duel() 
         let row = rows.iter().find(|r| r["duel_id"] == id).unwrap();
         row["chosen_by"].as_str().unwrap().to_string()
     };
-    // The first 100 duels precede any ranker's 200th play.
-    for duel in early.iter().take(100) {
+    // The first 19 duels precede any ranker's 40th play (a duel plays a ranker at most twice).
+    for duel in early.iter().take(19) {
         assert_eq!(chooser(duel), "policy", "{duel}");
     }
     for duel in &late {
