@@ -267,7 +267,7 @@ impl DecisionLayer {
 }
 
 /// Plays per active rival the most played arm must have before the layer takes steps: about
-/// what a clearly worse rival needs before its bound separates (28 to 97 comparisons at a
+/// what a clearly worse rival needs before its bound separates (28 to 110 comparisons at a
 /// preference of 0.9 to 0.7 with 16 arms), so the policy's very first steps of exploration are
 /// left alone. Why not more: where every rival but one is clearly worse (a long tail of bad
 /// rankers, or 4 rankers at a margin of 0.1) the whole decision takes 80 to 150 comparisons per
