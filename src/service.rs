@@ -26,6 +26,7 @@ pub mod env {
     pub const OUTCOME_RETENTION_DAYS: &str = "JOUST_OUTCOME_RETENTION_DAYS";
     pub const HISTORY_INTERVAL_SECS: &str = "JOUST_HISTORY_INTERVAL_SECS";
     pub const APPLY_PAUSE_MS: &str = "JOUST_APPLY_PAUSE_MS";
+    pub const CHECKPOINT_MS: &str = "JOUST_CHECKPOINT_MS";
     pub const METRICS_MAX_EXPERIMENTS: &str = "JOUST_METRICS_MAX_EXPERIMENTS";
     pub const TEST_CLOCK: &str = "JOUST_TEST_CLOCK";
     pub const WEBHOOK_CA_FILE: &str = "JOUST_WEBHOOK_CA_FILE";
@@ -93,6 +94,13 @@ pub struct ServeArgs {
     /// applies an experiment, a read that waits for its own outcomes does not wait for the pause.
     #[arg(long, env = env::APPLY_PAUSE_MS, default_value_t = crate::engine::DEFAULT_APPLY_PAUSE.as_millis() as u64, value_parser = clap::value_parser!(u64).range(0..=10_000))]
     pub apply_pause_ms: u64,
+    /// Longest milliseconds the replica that applies an experiment's outcomes holds them
+    /// applied in memory before writing its state: one write then carries every application
+    /// since. Outcomes are durable when acknowledged, so a crash loses none (the next owner
+    /// applies them again); other replicas see them up to this much later. 0 writes every
+    /// application.
+    #[arg(long, env = env::CHECKPOINT_MS, default_value_t = crate::engine::DEFAULT_CHECKPOINT_INTERVAL.as_millis() as u64, value_parser = clap::value_parser!(u64).range(0..=10_000))]
+    pub checkpoint_ms: u64,
     /// Most running experiments given their own series on /metrics (lowest ids first), so
     /// the number of series stays bounded.
     #[arg(long, env = env::METRICS_MAX_EXPERIMENTS, default_value_t = crate::engine::DEFAULT_MAX_EXPERIMENTS)]
@@ -141,6 +149,7 @@ impl std::fmt::Debug for ServeArgs {
             .field("outcome_retention_days", &self.outcome_retention_days)
             .field("history_interval_secs", &self.history_interval_secs)
             .field("apply_pause_ms", &self.apply_pause_ms)
+            .field("checkpoint_ms", &self.checkpoint_ms)
             .field("metrics_max_experiments", &self.metrics_max_experiments)
             .field("test_clock", &self.test_clock)
             .field("webhook_ca_file", &self.webhook_ca_file)
@@ -381,6 +390,7 @@ async fn serve_on(
     let options = EngineOptions {
         history_interval: Duration::from_secs(args.history_interval_secs),
         apply_pause: Duration::from_millis(args.apply_pause_ms),
+        checkpoint_interval: Duration::from_millis(args.checkpoint_ms),
         metrics_max_experiments: args.metrics_max_experiments,
         test_clock: args.test_clock,
         webhook_roots,

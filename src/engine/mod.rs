@@ -18,7 +18,7 @@ mod settings;
 mod webhooks;
 
 pub use crate::store::history::HistoryPoint;
-pub use apply::DEFAULT_APPLY_PAUSE;
+pub use apply::{DEFAULT_APPLY_PAUSE, DEFAULT_CHECKPOINT_INTERVAL};
 pub use error::{EngineError, InternalError};
 pub use model::ExportCursor;
 pub use model::{
@@ -75,6 +75,9 @@ pub struct EngineOptions {
     pub test_clock: bool,
     /// Least time between two applications of one experiment's outcomes (`--apply-pause-ms`).
     pub apply_pause: Duration,
+    /// Longest time an owner holds applied outcomes unwritten (`--checkpoint-ms`; zero writes
+    /// every application).
+    pub checkpoint_interval: Duration,
 }
 
 impl Default for EngineOptions {
@@ -88,6 +91,7 @@ impl Default for EngineOptions {
             webhook_egress: webhooks::Egress::default(),
             test_clock: false,
             apply_pause: apply::DEFAULT_APPLY_PAUSE,
+            checkpoint_interval: apply::DEFAULT_CHECKPOINT_INTERVAL,
         }
     }
 }
@@ -156,6 +160,7 @@ impl Engine {
             history,
             clock.clone(),
             options.apply_pause,
+            options.checkpoint_interval,
         );
         // The writer tells the owners of what it acknowledged; it knows them only as this callback.
         let acknowledged_to = owners.clone();

@@ -103,8 +103,15 @@ pub async fn experiments_with_pending(pool: &PgPool) -> Result<Vec<i64>, StoreEr
 /// What one application writes to the experiment's state row and its win and tie counts.
 pub struct StateWrite<'a> {
     pub experiment: i64,
-    /// The version the application started from; the write happens only if it is still current.
+    /// The stored version the application started from; the write happens only if it is still
+    /// current.
     pub from_version: i64,
+    /// The version written: `from_version + 1`, or more when it also writes applications its
+    /// owner made in memory since (`engine::apply::checkpoint`).
+    pub version: i64,
+    /// The applications it writes, in order: each one's version and the last row it took, for
+    /// `outcome_applies` (the last is `(version, through)`).
+    pub applications: &'a [(i64, Cursor)],
     pub policy_state: &'a serde_json::Value,
     pub applied: i64,
     pub ties: i64,
@@ -128,13 +135,14 @@ fn write_state_sql(last: &str) -> String {
     let written = "EXISTS (SELECT 1 FROM state)";
     format!(
         "WITH state AS (
-             UPDATE experiment_state SET version = version + 1, policy_state = $2,
+             UPDATE experiment_state SET version = $15, policy_state = $2,
                     outcomes_applied = outcomes_applied + $3, ties_applied = ties_applied + $4,
                     applied_xid = $5, applied_duel = $6, updated_at = $14
              WHERE experiment_id = $1 AND version = $7 RETURNING version
          ), logged AS (
              INSERT INTO outcome_applies (experiment_id, version, through_xid, through_duel)
-             SELECT $1, version, $5, $6 FROM state
+             SELECT $1, a.version, a.xid, a.duel FROM state,
+                    unnest($16::bigint[], $17::bigint[], $18::uuid[]) AS a(version, xid, duel)
          ), wins AS ({}), ties AS ({})
          {last}",
         count_upsert::upsert_part(&count_upsert::WIN_COUNTS, 1, 8, written),
@@ -208,6 +216,10 @@ where
         .bind(&tie_y)
         .bind(&tie_n)
         .bind(w.at)
+        .bind(w.version)
+        .bind(w.applications.iter().map(|a| a.0).collect::<Vec<i64>>())
+        .bind(w.applications.iter().map(|a| a.1.0).collect::<Vec<i64>>())
+        .bind(w.applications.iter().map(|a| a.1.1).collect::<Vec<Uuid>>())
         .fetch_optional(executor)
         .await?;
     Ok(version)

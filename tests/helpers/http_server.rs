@@ -84,6 +84,8 @@ async fn spawn_app_with_options(
         })
         .await
         .unwrap();
+        // As `joust serve` stops: what the owners hold in memory is written.
+        engine.shutdown().await;
     });
     TestApp {
         base: format!("http://{addr}"),

@@ -60,6 +60,8 @@ async fn an_application_alone_commits_without_its_flush_and_leaves_the_session_a
     let write = StateWrite {
         experiment: id,
         from_version: version,
+        version: version + 1,
+        applications: &[(version + 1, (xid, duel))],
         policy_state: &policy_state,
         applied: 2,
         ties: 0,
@@ -96,4 +98,57 @@ async fn an_application_alone_commits_without_its_flush_and_leaves_the_session_a
     .unwrap();
     assert_eq!(wins, 2);
     assert_eq!(recorded_settings(&mut conn).await, ["off"]);
+}
+
+#[tokio::test]
+async fn a_write_of_held_applications_logs_each_one_and_moves_to_the_last_version() {
+    let db = fresh_database().await;
+    let app = spawn_app_with(&db, "", test_options()).await;
+    let id = app
+        .create_experiment(&["a", "b", "c"], json!({"name": "rucb"}))
+        .await;
+    let pool = joust::store::pool_options().connect(&db).await.unwrap();
+    let mut conn = pool.acquire().await.unwrap();
+    let (version, policy_state, xid, duel) = state_row(&mut conn, id).await;
+    let held = [
+        (version + 1, (xid, duel)),
+        (version + 2, (xid, duel)),
+        (version + 3, (xid, duel)),
+    ];
+    let write = StateWrite {
+        experiment: id,
+        from_version: version,
+        version: version + 3,
+        applications: &held,
+        policy_state: &policy_state,
+        applied: 3,
+        ties: 1,
+        through: (xid, duel),
+        at: chrono::Utc::now(),
+        win_cells: &[(0, 1, 2), (2, 1, 1)],
+        tie_cells: &[(0, 2, 1)],
+    };
+    assert_eq!(
+        write_state_alone(&mut *conn, &write).await.unwrap(),
+        Some(version + 3)
+    );
+    let logged: Vec<i64> = sqlx::query_scalar(
+        "SELECT version FROM outcome_applies WHERE experiment_id = $1 ORDER BY version",
+    )
+    .bind(id)
+    .fetch_all(&mut *conn)
+    .await
+    .unwrap();
+    assert_eq!(logged, [version + 1, version + 2, version + 3]);
+    let (applied, ties): (i64, i64) = sqlx::query_as(
+        "SELECT outcomes_applied, ties_applied FROM experiment_state WHERE experiment_id = $1",
+    )
+    .bind(id)
+    .fetch_one(&mut *conn)
+    .await
+    .unwrap();
+    assert_eq!((applied, ties), (3, 1));
+    // A write fenced on the version the held ones started from finds it gone: nothing changes.
+    assert_eq!(write_state_alone(&mut *conn, &write).await.unwrap(), None);
+    assert_eq!(state_row(&mut conn, id).await.0, version + 3);
 }

@@ -145,8 +145,11 @@ async fn a_read_waiting_for_its_outcomes_does_not_answer_with_a_lost_state() {
     older.commit().await.unwrap();
     let view = read.await.unwrap();
     assert_eq!(view["outcomes_applied"], 2, "{view}");
-    let stored = state_row(&pool, id).await;
-    assert_eq!(stored.2, 2);
+    // The owner writes what it applied by its next checkpoint.
+    eventually("both outcomes written", Duration::from_secs(5), || async {
+        state_row(&pool, id).await.2 == 2
+    })
+    .await;
     let wins: i64 = sqlx::query_scalar(
         "SELECT COALESCE(SUM(wins), 0)::BIGINT FROM win_counts WHERE experiment_id = $1",
     )

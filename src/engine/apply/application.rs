@@ -13,15 +13,14 @@
 //! costs no disk flush of its own, and acknowledgements, which do wait for theirs, do not queue
 //! behind it.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::bandit::{Arm, BanditRng, BanditState, Outcome, Pair};
 use crate::store;
 use crate::store::apply::{self as store_apply, PendingRow, StateWrite};
 
+use super::checkpoint::{self, Counted, Unwritten};
 use super::history::{self, HistoryClock};
-use super::row_cells::{self, RowCell};
 use super::{decision_events, metric_outcomes, segment_counts, unit_evidence};
 use crate::engine::EngineError;
 use crate::engine::model::{PersistedPolicy, SetResult, Snapshot, update_rng};
@@ -32,24 +31,36 @@ use crate::engine::settings::{self, CLICK};
 pub enum Applied {
     /// The new state, as written and committed.
     Written(Box<Snapshot>),
+    /// The new state, applied in memory only ([`super::checkpoint`]): ahead of the stored
+    /// version, with what the next write adds.
+    Held(Box<Snapshot>, Unwritten),
     /// The state changed since `base` was read (an administrative change, or another replica
     /// that owned the experiment meanwhile): nothing was written; reload and try again.
     Stale,
 }
 
 /// Applies `rows` (in apply order, all after `base.applied_through`) to `base` and writes the
-/// result back in one transaction.
+/// result back in one transaction, with `held`, the applications made on the stored version in
+/// memory since (they made `base`); or, when the application writes nothing but the state and
+/// its counts and `interval` allows, holds it in memory too ([`super::checkpoint`]).
 pub async fn apply_outcomes(
     pool: &sqlx::PgPool,
     history: &HistoryClock,
     base: Arc<Snapshot>,
     rows: Vec<PendingRow>,
+    held: Option<Unwritten>,
+    interval: std::time::Duration,
 ) -> Result<Applied, EngineError> {
     let Some(through) = rows.last().map(|r| r.at) else {
         return Ok(Applied::Stale);
     };
     let id = base.id;
-    let from_version = base.version;
+    let now = std::time::Instant::now();
+    let may_hold = checkpoint::may_hold(held.as_ref(), rows.len(), interval, now);
+    let n_rows = rows.len();
+    // The write is fenced by the stored version the unwritten applications started from.
+    let stored = base.stored_tag();
+    let from_version = stored.0;
     // A history point at most once per interval, written with the state.
     let with_point = history.claim(id, std::time::Instant::now());
     // Everything that grows with the number of rankers happens here, before the transaction and
@@ -62,7 +73,8 @@ pub async fn apply_outcomes(
     let size = base.names.len().max(rows.len());
     // The conversion metrics' outcomes of these duels open; their windows close later.
     let to_open = metric_outcomes::to_open(&base, &rows);
-    let (base, mut snap, counted, policy_state, point, segment_cells, unit_compared) =
+    let opens = !to_open.is_empty();
+    let (base, mut snap, counted, alone, policy_state, point, segment_cells, unit_compared) =
         offload(size, move || {
             let mut snap = (*base).clone();
             // The decision after the outcomes, for the stop rule and the webhook events below:
@@ -80,22 +92,15 @@ pub async fn apply_outcomes(
             };
             let segment_cells = segment_counts::count(&rows);
             let unit_compared = unit_evidence::comparisons(&rows);
-            let policy_state = PersistedPolicy::to_json(&snap.state);
-            // What the state will be once written: the write below is fenced on `from_version`.
-            snap.version = from_version + 1;
+            // The next version: the write below is fenced on the stored one, `from_version`.
+            snap.version = base.version + 1;
             if base.metrics.click_is_primary() {
                 snap.outcomes_applied += counted.applied;
                 snap.ties_applied += counted.ties;
             } else {
-                let wins: Vec<_> = counted.wins.iter().map(|(&(a, b), &n)| (a, b, n)).collect();
-                let ties: Vec<_> = counted
-                    .tie_cells
-                    .iter()
-                    .map(|(&(a, b), &n)| (a, b, n))
-                    .collect();
                 let mut matrices = (*snap.metric_wins).clone();
                 if let Some(w) = matrices.get_mut(CLICK) {
-                    settings::add_cells(w, &wins, &ties);
+                    settings::add_cells(w, &counted.win_cells(), &counted.tie_cells());
                 }
                 snap.metric_wins = Arc::new(matrices);
             }
@@ -105,10 +110,24 @@ pub async fn apply_outcomes(
             if watched {
                 snap.decision();
             }
+            // Most applications write the state row and its counts only: held in memory while
+            // the interval allows, else one statement, its own transaction. Anything more
+            // (another metric's counts, conversions to open, segment or unit counts, the
+            // decision's events, a history point) goes in one transaction with it.
+            let alone = base.metrics.click_is_primary()
+                && !opens
+                && segment_cells.is_empty()
+                && unit_evidence::evidence_to_add(&snap, &unit_compared).is_none()
+                && !decision_events::acts_after_apply(&base, &snap)
+                && point.is_none();
+            // A held application writes nothing yet, so its state is not serialised.
+            let policy_state =
+                (!(alone && may_hold)).then(|| PersistedPolicy::to_json(&snap.state));
             (
                 base,
                 snap,
                 counted,
+                alone,
                 policy_state,
                 point,
                 segment_cells,
@@ -118,29 +137,49 @@ pub async fn apply_outcomes(
         .await;
 
     let learned = base.metrics.click_is_primary();
-    let (wins, ties) = (cells(counted.wins), cells(counted.tie_cells));
-    let no_cells: &[(i32, i32, i64)] = &[];
+    let Some(policy_state) = policy_state else {
+        let mut held = held.unwrap_or_else(|| Unwritten {
+            tag: (0, 0),
+            since: now,
+            rows: 0,
+            counted: Counted::default(),
+            applications: Vec::new(),
+        });
+        held.rows += n_rows;
+        held.counted.merge(counted);
+        held.applications.push((snap.version, through));
+        held.tag = (snap.version, snap.write_mark());
+        snap.ahead_of = Some(stored);
+        return Ok(Applied::Held(Box::new(snap), held));
+    };
+    // What the held applications counted, and this one's counts when the policy learned them
+    // (otherwise they are the `click` metric's, written below).
+    let mut applications = Vec::new();
+    let mut carried = Counted::default();
+    if let Some(held) = held {
+        applications = held.applications;
+        carried = held.counted;
+    }
+    applications.push((snap.version, through));
+    let (metric_wins, metric_ties) = (counted.win_cells(), counted.tie_cells());
+    if learned {
+        carried.merge(counted);
+    }
+    let (wins, ties) = (carried.win_cells(), carried.tie_cells());
+    snap.ahead_of = None;
     let write = StateWrite {
         experiment: id,
         from_version,
+        version: snap.version,
+        applications: &applications,
         policy_state: &policy_state,
-        applied: if learned { counted.applied } else { 0 },
-        ties: if learned { counted.ties } else { 0 },
+        applied: carried.applied,
+        ties: carried.ties,
         through,
         at: snap.updated_at,
-        // The policy's metric's counts are written with the state.
-        win_cells: if learned { &wins } else { no_cells },
-        tie_cells: if learned { &ties } else { no_cells },
+        win_cells: &wins,
+        tie_cells: &ties,
     };
-    // Most applications write the state row and its counts only: one statement, its own
-    // transaction. Anything more (another metric's counts, conversions to open, segment or unit
-    // counts, the decision's events, a history point) goes in one transaction with it.
-    let alone = learned
-        && to_open.is_empty()
-        && segment_cells.is_empty()
-        && unit_evidence::evidence_to_add(&snap, &unit_compared).is_none()
-        && !decision_events::acts_after_apply(&base, &snap)
-        && point.is_none();
     if alone {
         return Ok(match store_apply::write_state_alone(pool, &write).await? {
             Some(_) => Applied::Written(Box::new(snap)),
@@ -155,7 +194,7 @@ pub async fn apply_outcomes(
         return Ok(Applied::Stale);
     }
     if !learned {
-        store::counts::metrics::add(&mut tx, id, CLICK, &wins, &ties).await?;
+        store::counts::metrics::add(&mut tx, id, CLICK, &metric_wins, &metric_ties).await?;
     }
     store::counts::metrics::open(&mut tx, id, &to_open).await?;
     segment_counts::add_counts(&mut tx, &mut snap, &segment_cells).await?;
@@ -169,33 +208,41 @@ pub async fn apply_outcomes(
     Ok(Applied::Written(Box::new(snap)))
 }
 
-/// What a group of rows added: decided outcomes and ties, and the win and tie cells.
-#[derive(Default)]
-struct Counted {
-    applied: i64,
-    ties: i64,
-    wins: BTreeMap<(i32, i32), i64>,
-    tie_cells: BTreeMap<(i32, i32), i64>,
-}
-
-fn cells(m: BTreeMap<(i32, i32), i64>) -> Vec<(i32, i32, i64)> {
-    m.into_iter().map(|((a, b), n)| (a, b, n)).collect()
-}
-
-impl Counted {
-    /// Counts one row's cells.
-    fn add(&mut self, row: &PendingRow) {
-        row_cells::for_each(row, |cell| match cell {
-            RowCell::Win(w, l) => {
-                self.applied += 1;
-                *self.wins.entry((w, l)).or_default() += 1;
-            }
-            RowCell::Tie(a, b) => {
-                self.ties += 1;
-                *self.tie_cells.entry((a, b)).or_default() += 1;
-            }
-        });
-    }
+/// Writes the applications `held` in memory since the stored version: `base` is the snapshot the
+/// last of them made. Its version and write time are written as they are, so answers tagged with
+/// them stay current.
+pub async fn write_held(
+    pool: &sqlx::PgPool,
+    base: Arc<Snapshot>,
+    held: Unwritten,
+) -> Result<Applied, EngineError> {
+    let Some((from_version, _)) = base.ahead_of else {
+        return Ok(Applied::Written(Box::new((*base).clone())));
+    };
+    let (mut snap, policy_state) = offload(base.names.len(), move || {
+        let policy_state = PersistedPolicy::to_json(&base.state);
+        ((*base).clone(), policy_state)
+    })
+    .await;
+    snap.ahead_of = None;
+    let (wins, ties) = (held.counted.win_cells(), held.counted.tie_cells());
+    let write = StateWrite {
+        experiment: snap.id,
+        from_version,
+        version: snap.version,
+        applications: &held.applications,
+        policy_state: &policy_state,
+        applied: held.counted.applied,
+        ties: held.counted.ties,
+        through: snap.applied_through,
+        at: snap.updated_at,
+        win_cells: &wins,
+        tie_cells: &ties,
+    };
+    Ok(match store_apply::write_state_alone(pool, &write).await? {
+        Some(_) => Applied::Written(Box::new(snap)),
+        None => Applied::Stale,
+    })
 }
 
 /// The cells of the rows, for an experiment whose policy does not learn from them.

@@ -236,9 +236,12 @@ async fn write(
         Some(c) => (c.wins(), c.ties()),
         None => (Vec::new(), Vec::new()),
     };
+    let applications = [(snap.version, snap.applied_through)];
     let write = StateWrite {
         experiment: id,
         from_version: snap.version - 1,
+        version: snap.version,
+        applications: &applications,
         policy_state: &policy_state,
         applied,
         ties,

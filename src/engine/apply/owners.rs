@@ -25,7 +25,8 @@ use tokio::sync::{Notify, mpsc};
 use crate::store::apply::{self as store_apply, Cursor};
 use crate::store::{self, StoreError, notices};
 
-use super::application::{Applied, apply_outcomes};
+use super::application::{Applied, apply_outcomes, write_held};
+use super::checkpoint::Unwritten;
 use super::history::HistoryClock;
 use super::metric_outcomes;
 use crate::engine::EngineError;
@@ -101,6 +102,10 @@ pub struct Owners {
     /// while it is busy, so notices closer together than that wake nobody sooner; waiting also
     /// gathers the experiments of several groups into one notice.
     apply_pause: Duration,
+    /// Longest time an application stays unwritten ([`super::checkpoint`]).
+    checkpoint_interval: Duration,
+    /// Set at shutdown: every applier writes what it holds, and holds nothing more.
+    settling: Arc<AtomicBool>,
     inner: Mutex<Inner>,
     /// Wakes the ownership loop early (an outcome of an experiment not owned here).
     nudge: Arc<Notify>,
@@ -119,6 +124,7 @@ impl Owners {
         history: Arc<HistoryClock>,
         clock: Arc<Clock>,
         apply_pause: Duration,
+        checkpoint_interval: Duration,
     ) -> Arc<Owners> {
         let (ended, ended_rx) = mpsc::unbounded_channel();
         let owners = Arc::new(Owners {
@@ -127,6 +133,8 @@ impl Owners {
             history,
             clock,
             apply_pause,
+            checkpoint_interval,
+            settling: Arc::new(AtomicBool::new(false)),
             inner: Mutex::default(),
             nudge: Arc::new(Notify::new()),
             ended,
@@ -176,6 +184,11 @@ impl Owners {
             }
             None => false,
         }
+    }
+
+    /// Whether this replica owns the experiment (runs its applier).
+    pub fn owns(&self, id: i64) -> bool {
+        self.inner.lock().unwrap().owned.contains_key(&id)
     }
 
     /// Notes an outcome acknowledged here (durable, at `at` in apply order) and wakes its
@@ -236,11 +249,13 @@ impl Owners {
     }
 
     /// At shutdown: waits, up to `within`, until every experiment owned here has applied the
-    /// outcomes this replica acknowledged for it, so a replica stopped gracefully leaves its own
-    /// acknowledgements applied when its owners can finish them quickly. Whatever is left (a
-    /// slow experiment, a database outage) stays durable and is applied by the experiment's next
-    /// owner once this session's locks are gone. Returns the experiments still behind.
+    /// outcomes this replica acknowledged for it and written what it held in memory, so a
+    /// replica stopped gracefully leaves its own acknowledgements applied when its owners can
+    /// finish them quickly. Whatever is left (a slow experiment, a database outage) stays
+    /// durable and is applied by the experiment's next owner once this session's locks are
+    /// gone. Returns the experiments still behind.
     pub async fn settle(&self, within: Duration) -> Vec<i64> {
+        self.settling.store(true, Ordering::SeqCst);
         let until = Instant::now() + within;
         loop {
             let behind: Vec<i64> = {
@@ -249,11 +264,12 @@ impl Owners {
                     .owned
                     .keys()
                     .filter(|id| {
-                        inner.acked.get(id).is_some_and(|&acked| {
-                            self.cache
-                                .get(**id)
-                                .is_some_and(|snap| snap.applied_through < acked)
-                        })
+                        let cached = self.cache.get(**id);
+                        let unwritten = cached.as_ref().is_some_and(|s| s.ahead_of.is_some());
+                        unwritten
+                            || inner.acked.get(id).is_some_and(|&acked| {
+                                cached.is_some_and(|snap| snap.applied_through < acked)
+                            })
                     })
                     .copied()
                     .collect()
@@ -388,6 +404,9 @@ impl Owners {
             wake: owned.wake.clone(),
             urgent: owned.urgent.clone(),
             pause: self.apply_pause,
+            checkpoint_interval: self.checkpoint_interval,
+            settling: self.settling.clone(),
+            held: None,
             alive: owned.alive.clone(),
             ended: self.ended.clone(),
         };
@@ -509,6 +528,10 @@ struct Applier {
     wake: Arc<Notify>,
     urgent: Arc<Notify>,
     pause: Duration,
+    checkpoint_interval: Duration,
+    settling: Arc<AtomicBool>,
+    /// The applications made in memory and not written yet, with the snapshot they made.
+    held: Option<Unwritten>,
     alive: Arc<AtomicBool>,
     ended: mpsc::UnboundedSender<i64>,
 }
@@ -526,15 +549,57 @@ enum Step {
 }
 
 impl Applier {
-    /// Waits out `paused`, unless a read waits for this replica's outcomes first.
-    async fn rest_of_pause(&self, paused: std::pin::Pin<&mut tokio::time::Sleep>) {
-        tokio::select! {
-            _ = paused => {}
-            _ = self.urgent.notified() => {}
+    /// Waits out `paused`, unless a read waits for this replica's outcomes first; writes what
+    /// is held if it comes due meanwhile.
+    async fn rest_of_pause(&mut self, mut paused: std::pin::Pin<&mut tokio::time::Sleep>) {
+        loop {
+            let due = self.held_due();
+            tokio::select! {
+                _ = &mut paused => return,
+                _ = self.urgent.notified() => return,
+                _ = until_due(due) => self.checkpoint_in_pause().await,
+            }
         }
     }
 
-    async fn run(self) {
+    /// When what is held must be written, if anything is.
+    fn held_due(&self) -> Option<Instant> {
+        self.held.as_ref().map(|h| h.due_at(self.interval()))
+    }
+
+    /// Writes what is held, taking no new rows: its interval ran out during a pause, which
+    /// limits how often rows are read and applied, not how long they stay unwritten.
+    async fn checkpoint_in_pause(&mut self) {
+        if let Err(e) = self.write_held_now().await {
+            metrics::counter!("joust_database_errors_total", "op" => "apply_outcomes").increment(1);
+            tracing::warn!(experiment = self.id, error = %e, "writing held applications failed; retrying");
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
+    /// Writes the applications held in memory, if they are still the cached state's.
+    async fn write_held_now(&mut self) -> Result<Step, EngineError> {
+        let Some(held) = self.held.take() else {
+            return Ok(Step::Idle);
+        };
+        let Some(base) = self.cache.get(self.id) else {
+            return Ok(Step::Idle);
+        };
+        if base.ahead_of.is_none() || held.tag != (base.version, base.write_mark()) {
+            // A stored version replaced them: their rows are applied again on it.
+            return Ok(Step::More { full: true });
+        }
+        match write_held(&self.pool, base, held).await? {
+            Applied::Written(snap) => {
+                self.cache.put(*snap);
+                Ok(Step::Idle)
+            }
+            Applied::Held(..) => unreachable!("a write of held applications holds nothing"),
+            Applied::Stale => self.reload_after_stale().await,
+        }
+    }
+
+    async fn run(mut self) {
         // How long to wait before looking again for rows acknowledged here but not yet final:
         // short at first, doubling while an older transaction holds them back, so a long
         // transaction elsewhere in the database does not turn this into a busy poll.
@@ -551,16 +616,20 @@ impl Applier {
                     // nothing after nearly every application, a query per outcome.
                     let paused = tokio::time::sleep(self.pause);
                     tokio::pin!(paused);
-                    let woken = tokio::select! {
-                        _ = &mut paused => false,
-                        _ = self.wake.notified() => true,
-                        // A read waits: apply now.
-                        _ = self.urgent.notified() => continue,
+                    // `Some(woken)`, or `None` when a read waits: apply now.
+                    let woken = loop {
+                        let due = self.held_due();
+                        tokio::select! {
+                            _ = &mut paused => break Some(false),
+                            _ = self.wake.notified() => break Some(true),
+                            _ = self.urgent.notified() => break None,
+                            _ = until_due(due) => self.checkpoint_in_pause().await,
+                        }
                     };
-                    if woken {
-                        self.rest_of_pause(paused).await;
-                    } else {
-                        self.idle_wait(&mut behind_wait).await;
+                    match woken {
+                        None => continue,
+                        Some(true) => self.rest_of_pause(paused).await,
+                        Some(false) => self.idle_wait(&mut behind_wait).await,
                     }
                 }
                 Ok(Step::Again) => {
@@ -588,6 +657,11 @@ impl Applier {
     /// running), after [`POLL_INTERVAL`] otherwise. Without the announced ones, the last rows a
     /// notice announced while an older transaction held them back waited for the poll.
     async fn idle_wait(&self, behind_wait: &mut Duration) {
+        // Held applications are written once due, whatever else happens.
+        let due = self.held.as_ref().map(|h| {
+            h.due_at(self.interval())
+                .saturating_duration_since(Instant::now())
+        });
         let behind = self
             .owners
             .upgrade()
@@ -601,6 +675,7 @@ impl Applier {
             *behind_wait = Duration::from_millis(2);
             POLL_INTERVAL
         };
+        let wait = due.map_or(wait, |due| due.min(wait));
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}
             _ = self.wake.notified() => {}
@@ -608,7 +683,16 @@ impl Applier {
         }
     }
 
-    async fn step(&self) -> Result<Step, EngineError> {
+    /// How long an application may stay unwritten now: nothing at shutdown.
+    fn interval(&self) -> Duration {
+        if self.settling.load(Ordering::SeqCst) {
+            Duration::ZERO
+        } else {
+            self.checkpoint_interval
+        }
+    }
+
+    async fn step(&mut self) -> Result<Step, EngineError> {
         let base = match self.cache.get(self.id) {
             Some(s) => s,
             None => match self.load().await? {
@@ -616,9 +700,34 @@ impl Applier {
                 None => return Ok(Step::Gone),
             },
         };
+        // What is held belongs to the snapshot it made: a stored version installed over that one
+        // (an administrative change) drops it, and its rows are applied again on the new one.
+        if self
+            .held
+            .as_ref()
+            .is_some_and(|h| base.ahead_of.is_none() || h.tag != (base.version, base.write_mark()))
+        {
+            self.held = None;
+        }
+        if self.held.is_none() && base.ahead_of.is_some() {
+            // Ahead of the database with nothing held: an earlier applier of this replica lost
+            // its ownership. Start again from what is stored.
+            return match self.load().await? {
+                Some(_) => Ok(Step::More { full: true }),
+                None => Ok(Step::Gone),
+            };
+        }
+        let interval = self.interval();
         let rows =
             store_apply::pending(&self.pool, self.id, base.applied_through, MAX_APPLY).await?;
         if rows.is_empty() {
+            if let Some(due) = self.held_due() {
+                // Nothing new: write what is held once it is due (idle_wait wakes for it).
+                if Instant::now() < due {
+                    return Ok(Step::Idle);
+                }
+                return self.write_held_now().await;
+            }
             // The outcomes are applied: then the conversions and the windows that closed.
             return match metric_outcomes::step(&self.pool, base, self.clock.now()).await? {
                 metric_outcomes::MetricStep::Idle => Ok(Step::Idle),
@@ -626,16 +735,21 @@ impl Applier {
                     self.cache.put(*snap);
                     Ok(Step::Again)
                 }
-                metric_outcomes::MetricStep::Stale => {
-                    if self.load().await?.is_none() {
-                        return Ok(Step::Gone);
-                    }
-                    Ok(Step::More { full: true })
-                }
+                metric_outcomes::MetricStep::Stale => self.reload_after_stale().await,
             };
         }
         let n = rows.len();
-        match apply_outcomes(&self.pool, &self.history, base, rows).await? {
+        let held = self.held.take();
+        match apply_outcomes(
+            &self.pool,
+            &self.history,
+            base.clone(),
+            rows,
+            held,
+            interval,
+        )
+        .await?
+        {
             Applied::Written(snap) => {
                 metrics::histogram!("joust_apply_batch_size").record(n as f64);
                 // Before the snapshot is installed: a reader that sees the outcomes applied
@@ -643,16 +757,29 @@ impl Applier {
                 metrics::counter!("joust_outcomes_applied_total").increment(n as u64);
                 self.cache.put(*snap);
             }
-            Applied::Stale => {
-                if self.load().await?.is_none() {
-                    return Ok(Step::Gone);
+            Applied::Held(snap, held) => {
+                metrics::histogram!("joust_apply_batch_size").record(n as f64);
+                metrics::counter!("joust_outcomes_applied_total").increment(n as u64);
+                // Installed only over the snapshot it was applied on; otherwise a stored version
+                // came meanwhile, and the rows are applied again on it.
+                if self.cache.put_on(&base, *snap) {
+                    self.held = Some(held);
                 }
-                return Ok(Step::More { full: true });
             }
+            Applied::Stale => return self.reload_after_stale().await,
         }
         Ok(Step::More {
             full: n as i64 >= MAX_APPLY,
         })
+    }
+
+    /// After a write found the stored version changed: read it again and go on from there.
+    async fn reload_after_stale(&mut self) -> Result<Step, EngineError> {
+        self.held = None;
+        if self.load().await?.is_none() {
+            return Ok(Step::Gone);
+        }
+        Ok(Step::More { full: true })
     }
 
     /// Reads the experiment's state as stored, counts and cursor consistent with it, into the
@@ -667,5 +794,13 @@ impl Applier {
         let snap = offload(k, move || Snapshot::from_stored(stored)).await?;
         self.cache.replace(snap);
         Ok(self.cache.get(self.id))
+    }
+}
+
+/// Sleeps until `due`, or forever when nothing is due.
+async fn until_due(due: Option<Instant>) {
+    match due {
+        Some(t) => tokio::time::sleep_until(t.into()).await,
+        None => std::future::pending().await,
     }
 }

@@ -126,6 +126,10 @@ pub struct Snapshot {
     pub conversions_through: crate::store::conversions::ConversionCursor,
     /// The win matrix of every metric but the primary one (whose matrix is the state's).
     pub metric_wins: Arc<std::collections::BTreeMap<String, WinMatrix>>,
+    /// For a version the experiment's owner applied in memory and has not written yet
+    /// (`engine::apply::checkpoint`): the stored version it was applied on, as
+    /// [`Snapshot::stored_tag`] names it. `None` for a version as the database holds it.
+    pub ahead_of: Option<(i64, i64)>,
     /// The champion report and estimates of this version, computed on first use.
     derived: Derived,
 }
@@ -269,8 +273,16 @@ impl Snapshot {
                 k,
                 &s.metric_counts,
             )),
+            ahead_of: None,
             derived: Derived::default(),
         })
+    }
+
+    /// The stored version this snapshot is, or was applied on, and that version's write mark:
+    /// what the database holds of it.
+    pub fn stored_tag(&self) -> (i64, i64) {
+        self.ahead_of
+            .unwrap_or_else(|| (self.version, self.write_mark()))
     }
 
     /// The champion report of this version (computed once). An experiment that aggregates by

@@ -12,6 +12,14 @@ struct Entry {
     unflushed_duels: Arc<AtomicU64>,
 }
 
+/// What the refresh compares with the database ([`Cache::versions`]).
+pub struct CachedVersion {
+    pub id: i64,
+    pub version: i64,
+    pub stored: (i64, i64),
+    pub ahead: bool,
+}
+
 #[derive(Default)]
 pub struct Cache {
     entries: RwLock<HashMap<i64, Entry>>,
@@ -27,12 +35,21 @@ impl Cache {
     }
 
     /// Installs a snapshot unless a newer version is already cached (a refresh and a write may
-    /// race; the higher version always wins).
+    /// race; the higher version always wins). A cached version the owner has not written yet
+    /// ([`Snapshot::ahead_of`]) counts as the stored version it was applied on: a version
+    /// written since (an administrative change, or the owner's own write) replaces it.
     pub fn put(&self, snapshot: Snapshot) {
         let mut entries = self.entries.write().unwrap();
         match entries.get_mut(&snapshot.id) {
-            Some(e) if e.snapshot.version > snapshot.version => {}
-            Some(e) => e.snapshot = Arc::new(snapshot),
+            Some(e) => {
+                let newer = match e.snapshot.ahead_of {
+                    Some((stored, _)) => snapshot.version > stored,
+                    None => snapshot.version >= e.snapshot.version,
+                };
+                if newer {
+                    e.snapshot = Arc::new(snapshot);
+                }
+            }
             None => {
                 entries.insert(
                     snapshot.id,
@@ -42,6 +59,20 @@ impl Cache {
                     },
                 );
             }
+        }
+    }
+
+    /// Installs a version applied in memory on `base` only if `base` is still the cached one:
+    /// anything installed meanwhile (a version written by an administrative change) is newer
+    /// than what it was applied on. Returns whether it was installed.
+    pub fn put_on(&self, base: &Arc<Snapshot>, snapshot: Snapshot) -> bool {
+        let mut entries = self.entries.write().unwrap();
+        match entries.get_mut(&snapshot.id) {
+            Some(e) if Arc::ptr_eq(&e.snapshot, base) => {
+                e.snapshot = Arc::new(snapshot);
+                true
+            }
+            _ => false,
         }
     }
 
@@ -83,13 +114,19 @@ impl Cache {
         self.entries.write().unwrap().remove(&id);
     }
 
-    /// Each cached experiment's id, version and write mark ([`Snapshot::write_mark`]).
-    pub fn versions(&self) -> Vec<(i64, i64, i64)> {
+    /// Each cached experiment: its id, the version cached, the stored version and write mark it
+    /// is or was applied on ([`Snapshot::stored_tag`]), and whether it is ahead of that.
+    pub fn versions(&self) -> Vec<CachedVersion> {
         self.entries
             .read()
             .unwrap()
             .iter()
-            .map(|(id, e)| (*id, e.snapshot.version, e.snapshot.write_mark()))
+            .map(|(id, e)| CachedVersion {
+                id: *id,
+                version: e.snapshot.version,
+                stored: e.snapshot.stored_tag(),
+                ahead: e.snapshot.ahead_of.is_some(),
+            })
             .collect()
     }
 

@@ -22,26 +22,36 @@ impl Engine {
             .iter()
             .map(|&(id, v, at)| (id, (v, at.timestamp_micros())))
             .collect();
-        for (id, cached, cached_mark) in cached {
-            match stored.get(&id) {
-                None => self.cache.remove(id),
-                Some(&(v, _)) if v > cached => {
-                    metrics::counter!("joust_cache_reloads_total", "why" => "newer").increment(1);
-                    self.reload(id).await?;
-                }
+        for c in cached {
+            let id = c.id;
+            let Some(&(v, mark)) = stored.get(&id) else {
+                self.cache.remove(id);
+                continue;
+            };
+            let (stored_version, stored_mark) = c.stored;
+            if c.ahead && !self.owners.owns(id) {
+                // Versions its owner applied in memory and never wrote, and the ownership is gone
+                // (the owner's session ended): the next owner applies those outcomes again from
+                // the stored cursor, so the cache goes back to the database.
+                metrics::counter!("joust_cache_reloads_total", "why" => "unwritten").increment(1);
+                let snap = self.read_stored(id).await?;
+                self.cache.replace_version(c.version, snap);
+            } else if v > stored_version {
+                metrics::counter!("joust_cache_reloads_total", "why" => "newer").increment(1);
+                self.reload(id).await?;
+            } else if v < stored_version || mark != stored_mark {
                 // Postgres lost the cached version's application in a crash (the database is
                 // behind), or the owner has since written that version number again (the write
                 // time differs: [`Snapshot::write_mark`]). The database is the truth, so the
                 // cache goes back to it, in place: a read waiting for this replica's outcomes to
                 // be applied would take an emptied entry for a deleted experiment and answer at
                 // once with the lost state.
-                Some(&(v, mark)) if v < cached || mark != cached_mark => {
-                    metrics::counter!("joust_cache_reloads_total", "why" => "lost").increment(1);
-                    let snap = self.read_stored(id).await?;
-                    self.cache.replace_version(cached, snap);
-                }
-                Some(_) => {}
+                metrics::counter!("joust_cache_reloads_total", "why" => "lost").increment(1);
+                let snap = self.read_stored(id).await?;
+                self.cache.replace_version(c.version, snap);
             }
+            // Otherwise the cache holds the stored version, or the owner here is ahead of it
+            // and writes it at its next checkpoint.
         }
         // The origins of every live experiment, cached or not: a preflight may reach any replica.
         let live: std::collections::HashMap<i64, i64> =
