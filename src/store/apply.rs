@@ -35,43 +35,57 @@ pub struct PendingRow {
     pub segment: Option<i16>,
 }
 
-/// The experiment's final rows after `after`, in apply order, at most `limit`.
-pub async fn pending(
+fn pending_row(r: &sqlx::postgres::PgRow) -> Result<PendingRow, StoreError> {
+    let rankers: Option<Vec<i32>> = r.try_get("rankers")?;
+    let results: Option<Vec<i16>> = r.try_get("results")?;
+    Ok(PendingRow {
+        at: (r.try_get("xid")?, r.try_get("duel_id")?),
+        first: r.try_get("first_idx")?,
+        second: r.try_get("second_idx")?,
+        winner: r.try_get("winner_idx")?,
+        set: rankers.zip(results),
+        issued_at: r.try_get("issued_at")?,
+        unit: r.try_get("unit_hash")?,
+        segment: r.try_get("segment")?,
+    })
+}
+
+/// The rows to apply next, for several experiments in one statement: for each `(experiment,
+/// cursor)` asked, in the order asked, the experiment's final rows after the cursor (below the
+/// horizon) in apply order, at most `limit`. One statement reads them all under one snapshot and
+/// one horizon, so each answer is what a read of that experiment alone would have found then.
+pub async fn pending_many(
     pool: &PgPool,
-    experiment: i64,
-    after: Cursor,
+    after: &[(i64, Cursor)],
     limit: i64,
-) -> Result<Vec<PendingRow>, StoreError> {
+) -> Result<Vec<Vec<PendingRow>>, StoreError> {
     let sql = format!(
-        "SELECT xid, duel_id, first_idx, second_idx, winner_idx, rankers, results, issued_at,
-                unit_hash, segment
-         FROM outcomes
-         WHERE experiment_id = $1 AND (xid, duel_id) > ($2, $3) AND xid < {HORIZON}
-         ORDER BY xid, duel_id LIMIT $4"
+        "SELECT c.n, o.xid, o.duel_id, o.first_idx, o.second_idx, o.winner_idx,
+                o.rankers, o.results, o.issued_at, o.unit_hash, o.segment
+         FROM unnest($1::bigint[], $2::bigint[], $3::uuid[])
+              WITH ORDINALITY AS c(experiment_id, xid, duel, n)
+         CROSS JOIN LATERAL (
+             SELECT * FROM outcomes o
+             WHERE o.experiment_id = c.experiment_id AND (o.xid, o.duel_id) > (c.xid, c.duel)
+               AND o.xid < {HORIZON}
+             ORDER BY o.xid, o.duel_id LIMIT $4) o
+         ORDER BY c.n, o.xid, o.duel_id"
     );
     let rows = sqlx::query(&sql)
-        .bind(experiment)
-        .bind(after.0)
-        .bind(after.1)
+        .bind(after.iter().map(|a| a.0).collect::<Vec<i64>>())
+        .bind(after.iter().map(|a| a.1.0).collect::<Vec<i64>>())
+        .bind(after.iter().map(|a| a.1.1).collect::<Vec<Uuid>>())
         .bind(limit)
         .fetch_all(pool)
         .await?;
-    rows.iter()
-        .map(|r| {
-            let rankers: Option<Vec<i32>> = r.try_get("rankers")?;
-            let results: Option<Vec<i16>> = r.try_get("results")?;
-            Ok(PendingRow {
-                at: (r.try_get("xid")?, r.try_get("duel_id")?),
-                first: r.try_get("first_idx")?,
-                second: r.try_get("second_idx")?,
-                winner: r.try_get("winner_idx")?,
-                set: rankers.zip(results),
-                issued_at: r.try_get("issued_at")?,
-                unit: r.try_get("unit_hash")?,
-                segment: r.try_get("segment")?,
-            })
-        })
-        .collect()
+    let mut answers: Vec<Vec<PendingRow>> = after.iter().map(|_| Vec::new()).collect();
+    for r in &rows {
+        let n: i64 = r.try_get("n")?;
+        if let Some(answer) = usize::try_from(n - 1).ok().and_then(|i| answers.get_mut(i)) {
+            answer.push(pending_row(r)?);
+        }
+    }
+    Ok(answers)
 }
 
 /// Live experiments with final rows not yet applied, or with conversion-metric outcomes still

@@ -20,8 +20,9 @@ pub(crate) mod telemetry;
 pub(crate) mod unit_windows;
 pub(crate) mod webhooks;
 
-// What the tests reach besides the embedded Postgres: a state written alone, and two counts.
-pub use apply::{StateWrite, write_state_alone};
+// What the tests reach besides the embedded Postgres: a state written alone, the rows to apply
+// read for many experiments, and two counts.
+pub use apply::{Cursor, PendingRow, StateWrite, pending_many, write_state_alone};
 pub use retention::outcome_rows;
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;

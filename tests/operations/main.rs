@@ -1,9 +1,9 @@
-//! Running joust: the embedded Postgres, how an application commits, checkpoints of held
-//! applications, startup errors, durability and replicas, ownership moving when a replica dies,
-//! database outages (and the applications a crash of Postgres loses), connection limits, logs,
-//! outcome retention, the memory budget, heavy work beside light requests, one experiment's
-//! application beside another's outcomes, TLS to Postgres and HTTPS serving, and the compose and
-//! Docker configuration.
+//! Running joust: the embedded Postgres, how an application commits, reading many experiments'
+//! rows at once, checkpoints of held applications, startup errors, durability and replicas,
+//! ownership moving when a replica dies, database outages (and the applications a crash of
+//! Postgres loses), connection limits, logs, outcome retention, the memory budget, heavy work
+//! beside light requests, one experiment's application beside another's outcomes, TLS to
+//! Postgres and HTTPS serving, and the compose and Docker configuration.
 //!
 //! One binary, so one embedded Postgres, for the group: `cargo test --release --test operations`.
 
@@ -13,6 +13,7 @@ mod helpers;
 
 mod application_commit;
 mod apply_isolation;
+mod apply_reads;
 mod checkpoints;
 mod compose_config;
 mod connections;

@@ -6,6 +6,7 @@
 mod application;
 mod checkpoint;
 mod decision_events;
+mod fetcher;
 mod history;
 mod metric_outcomes;
 mod owners;

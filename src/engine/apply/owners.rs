@@ -27,6 +27,7 @@ use crate::store::{self, StoreError, notices};
 
 use super::application::{Applied, apply_outcomes, write_held};
 use super::checkpoint::Unwritten;
+use super::fetcher::Fetcher;
 use super::history::HistoryClock;
 use super::metric_outcomes;
 use crate::engine::EngineError;
@@ -106,6 +107,8 @@ pub struct Owners {
     checkpoint_interval: Duration,
     /// Set at shutdown: every applier writes what it holds, and holds nothing more.
     settling: Arc<AtomicBool>,
+    /// Reads the rows every applier asks for, many experiments per statement.
+    fetcher: Arc<Fetcher>,
     inner: Mutex<Inner>,
     /// Wakes the ownership loop early (an outcome of an experiment not owned here).
     nudge: Arc<Notify>,
@@ -128,6 +131,7 @@ impl Owners {
     ) -> Arc<Owners> {
         let (ended, ended_rx) = mpsc::unbounded_channel();
         let owners = Arc::new(Owners {
+            fetcher: Arc::new(Fetcher::start(pool.clone(), MAX_APPLY)),
             pool,
             cache,
             history,
@@ -406,6 +410,7 @@ impl Owners {
             pause: self.apply_pause,
             checkpoint_interval: self.checkpoint_interval,
             settling: self.settling.clone(),
+            fetcher: self.fetcher.clone(),
             held: None,
             alive: owned.alive.clone(),
             ended: self.ended.clone(),
@@ -530,6 +535,7 @@ struct Applier {
     pause: Duration,
     checkpoint_interval: Duration,
     settling: Arc<AtomicBool>,
+    fetcher: Arc<Fetcher>,
     /// The applications made in memory and not written yet, with the snapshot they made.
     held: Option<Unwritten>,
     alive: Arc<AtomicBool>,
@@ -718,8 +724,7 @@ impl Applier {
             };
         }
         let interval = self.interval();
-        let rows =
-            store_apply::pending(&self.pool, self.id, base.applied_through, MAX_APPLY).await?;
+        let rows = self.fetcher.pending(self.id, base.applied_through).await?;
         if rows.is_empty() {
             if let Some(due) = self.held_due() {
                 // Nothing new: write what is held once it is due (idle_wait wakes for it).
