@@ -5,13 +5,16 @@
 //! experiments that each get a few outcomes per pause that read became most of what an outcome
 //! cost the database: a statement and a transaction per experiment per pause. The appliers now
 //! ask one fetcher, which reads for every experiment that asked in one statement
-//! ([`store_apply::pending_many`]): at most [`IN_FLIGHT`] statements run at once, and the
-//! requests that arrive while they run are read together by the next one, as acknowledgements
-//! are grouped. Each experiment gets exactly the rows its own read would have returned at that
+//! ([`store_apply::pending_many`]). A read waits up to [`GATHER`] after the first request for
+//! others to join it (an applier has just paused for 20 ms, so a few more do not matter), unless
+//! a request comes from a client's read waiting for its own outcomes, which goes at once with
+//! whatever has gathered. At most [`IN_FLIGHT`] statements run at once, and the requests that
+//! arrive while they run are read together by the next one, as acknowledgements are grouped. Each experiment gets exactly the rows its own read would have returned at that
 //! moment (one statement, one snapshot, one horizon), so exactly-once rests on the same
 //! argument.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::{Semaphore, mpsc, oneshot};
 
@@ -24,9 +27,16 @@ const IN_FLIGHT: usize = 4;
 /// Most experiments read by one statement.
 const MAX_BATCH: usize = 500;
 
+/// Longest wait for other experiments' requests to join a read. On 100 experiments each asking
+/// every 20-40 ms, reads went nearly one per request without it (a read takes about a tenth of a
+/// millisecond, so they rarely overlapped).
+const GATHER: Duration = Duration::from_millis(5);
+
 struct Request {
     experiment: i64,
     after: Cursor,
+    /// A client's read waits for it: read at once.
+    urgent: bool,
     reply: oneshot::Sender<Result<Vec<PendingRow>, EngineError>>,
 }
 
@@ -43,16 +53,19 @@ impl Fetcher {
         Fetcher { requests }
     }
 
-    /// The experiment's final rows after `after`, in apply order (at most the fetcher's limit).
+    /// The experiment's final rows after `after`, in apply order (at most the fetcher's limit);
+    /// `urgent` when a client's read waits for them.
     pub async fn pending(
         &self,
         experiment: i64,
         after: Cursor,
+        urgent: bool,
     ) -> Result<Vec<PendingRow>, EngineError> {
         let (reply, answer) = oneshot::channel();
         let request = Request {
             experiment,
             after,
+            urgent,
             reply,
         };
         if self.requests.send(request).is_err() {
@@ -78,7 +91,21 @@ async fn run(pool: sqlx::PgPool, limit: i64, mut rx: mpsc::UnboundedReceiver<Req
         let Some(first) = rx.recv().await else {
             return;
         };
+        let mut urgent = first.urgent;
         let mut batch = vec![first];
+        let until = tokio::time::Instant::now() + GATHER;
+        while !urgent && batch.len() < MAX_BATCH {
+            tokio::select! {
+                r = rx.recv() => match r {
+                    Some(r) => {
+                        urgent = r.urgent;
+                        batch.push(r);
+                    }
+                    None => break,
+                },
+                _ = tokio::time::sleep_until(until) => break,
+            }
+        }
         while batch.len() < MAX_BATCH {
             match rx.try_recv() {
                 Ok(r) => batch.push(r),

@@ -411,6 +411,7 @@ impl Owners {
             checkpoint_interval: self.checkpoint_interval,
             settling: self.settling.clone(),
             fetcher: self.fetcher.clone(),
+            read_waits: false,
             held: None,
             alive: owned.alive.clone(),
             ended: self.ended.clone(),
@@ -536,6 +537,8 @@ struct Applier {
     checkpoint_interval: Duration,
     settling: Arc<AtomicBool>,
     fetcher: Arc<Fetcher>,
+    /// A read waits for this replica's outcomes: the next read of rows goes at once.
+    read_waits: bool,
     /// The applications made in memory and not written yet, with the snapshot they made.
     held: Option<Unwritten>,
     alive: Arc<AtomicBool>,
@@ -562,7 +565,10 @@ impl Applier {
             let due = self.held_due();
             tokio::select! {
                 _ = &mut paused => return,
-                _ = self.urgent.notified() => return,
+                _ = self.urgent.notified() => {
+                    self.read_waits = true;
+                    return;
+                }
                 _ = until_due(due) => self.checkpoint_in_pause().await,
             }
         }
@@ -628,7 +634,10 @@ impl Applier {
                         tokio::select! {
                             _ = &mut paused => break Some(false),
                             _ = self.wake.notified() => break Some(true),
-                            _ = self.urgent.notified() => break None,
+                            _ = self.urgent.notified() => {
+                                self.read_waits = true;
+                                break None;
+                            }
                             _ = until_due(due) => self.checkpoint_in_pause().await,
                         }
                     };
@@ -662,7 +671,7 @@ impl Applier {
     /// or as another replica announced) but not yet final (an older transaction is still
     /// running), after [`POLL_INTERVAL`] otherwise. Without the announced ones, the last rows a
     /// notice announced while an older transaction held them back waited for the poll.
-    async fn idle_wait(&self, behind_wait: &mut Duration) {
+    async fn idle_wait(&mut self, behind_wait: &mut Duration) {
         // Held applications are written once due, whatever else happens.
         let due = self.held.as_ref().map(|h| {
             h.due_at(self.interval())
@@ -685,7 +694,7 @@ impl Applier {
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}
             _ = self.wake.notified() => {}
-            _ = self.urgent.notified() => {}
+            _ = self.urgent.notified() => self.read_waits = true,
         }
     }
 
@@ -724,7 +733,11 @@ impl Applier {
             };
         }
         let interval = self.interval();
-        let rows = self.fetcher.pending(self.id, base.applied_through).await?;
+        let urgent = std::mem::take(&mut self.read_waits);
+        let rows = self
+            .fetcher
+            .pending(self.id, base.applied_through, urgent)
+            .await?;
         if rows.is_empty() {
             if let Some(due) = self.held_due() {
                 // Nothing new: write what is held once it is due (idle_wait wakes for it).
