@@ -57,6 +57,9 @@ pub const UNIT_HASH_LEN: usize = 16;
 const SEALED_INTERLEAVING_FORMAT: u8 = 6;
 /// Random bytes of an encrypted token from which its key is drawn.
 const SALT_LEN: usize = 16;
+/// Bytes of a usual sealed token before base64 (two 10-document lists of short ids: about 230),
+/// so its buffer is not grown while it is written.
+const SEALED_CAPACITY: usize = 512;
 /// What the key of encrypted tokens is drawn from the secret with, so it differs from the MAC key.
 const SEALING_CONTEXT: &[u8] = b"joust interleaving token sealing v1";
 /// Bytes of the MAC kept in the token: 128 bits is ample against forgery.
@@ -376,18 +379,32 @@ impl TokenSigner {
     /// An interleaving token: the duel's claims, then the interleaving as compact JSON, sealed
     /// together (see the module docs). Everything the click credit needs travels with the token,
     /// so the interleave call writes nothing to the database.
+    #[cfg(test)]
     pub fn sign_interleaving(&self, claims: &InterleavingClaims) -> String {
-        let format = match claims.duel.rankers {
+        self.seal_interleaving(&claims.duel, &claims.interleaving)
+    }
+
+    /// [`Self::sign_interleaving`] of the duel and an interleaving of any document type that
+    /// serialises as strings do: the interleave call builds its interleaving over the posted
+    /// lists' `&str`s, copying no document id, and the token's bytes are those of the same
+    /// interleaving of `String`s.
+    pub fn seal_interleaving<D: serde::Serialize>(
+        &self,
+        duel: &DuelClaims,
+        interleaving: &Interleaving<D>,
+    ) -> String {
+        let format = match duel.rankers {
             DuelRankers::Pair { .. } => INTERLEAVING_FORMAT,
             DuelRankers::Set(_) => MULTI_INTERLEAVING_FORMAT,
         };
-        let mut bytes = vec![SEALED_INTERLEAVING_FORMAT];
+        let mut bytes = Vec::with_capacity(SEALED_CAPACITY);
+        bytes.push(SEALED_INTERLEAVING_FORMAT);
         let salt: [u8; SALT_LEN] = rand::random();
         bytes.extend_from_slice(&salt);
         let sealed_from = bytes.len();
         bytes.push(format);
-        bytes.extend_from_slice(&claims.duel.encode());
-        serde_json::to_writer(&mut bytes, &claims.interleaving).expect("interleavings serialise");
+        bytes.extend_from_slice(&duel.encode());
+        serde_json::to_writer(&mut bytes, interleaving).expect("interleavings serialise");
         let (header, payload) = bytes.split_at_mut(sealed_from);
         // Each key seals one token, so the all-zero nonce is never reused under a key.
         let tag = self
@@ -638,6 +655,41 @@ mod tests {
         let s = TokenSigner::new(b"secret");
         let token = s.sign_interleaving(&interleaving_claims());
         assert_eq!(s.verify_interleaving(&token), Some(interleaving_claims()));
+    }
+
+    #[test]
+    fn an_interleaving_of_borrowed_ids_seals_as_the_same_interleaving_of_strings() {
+        use crate::interleave::{METHODS, Method, interleave};
+        use rand::SeedableRng;
+        let s = TokenSigner::new(b"secret");
+        // Ids that JSON escapes too, and lists long enough for the hashed document sets.
+        let a: Vec<String> = (0..40).map(|i| format!("d\"{i}\u{e9}")).collect();
+        let b: Vec<String> = (0..40)
+            .map(|i| format!("d\"{}\u{e9}", (i * 7) % 45))
+            .collect();
+        let (a_ids, b_ids): (Vec<&str>, Vec<&str>) = (
+            a.iter().map(String::as_str).collect(),
+            b.iter().map(String::as_str).collect(),
+        );
+        for info in METHODS {
+            let method = Method::from_name(info.name).unwrap();
+            for seed in 0..5 {
+                let rng = || crate::bandit::BanditRng::seed_from_u64(seed);
+                let owned = interleave(&method, &[&a, &b], 10, &mut rng()).unwrap();
+                let borrowed = interleave(&method, &[&a_ids, &b_ids], 10, &mut rng()).unwrap();
+                let token = s.seal_interleaving(&claims(), &borrowed);
+                let expected = InterleavingClaims {
+                    duel: claims(),
+                    interleaving: owned,
+                };
+                assert_eq!(
+                    s.verify_interleaving(&token),
+                    Some(expected),
+                    "{}",
+                    info.name
+                );
+            }
+        }
     }
 
     #[test]

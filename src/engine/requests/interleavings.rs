@@ -167,7 +167,13 @@ impl Engine {
         }
         // A ranker alone (a self-duel, or a one-ranker query) is interleaved with itself, which
         // shows its own list: every method shows one list merged with itself as that list.
-        let mut lists: Vec<&[String]> = names.iter().map(|n| &input.lists[*n][..]).collect();
+        // The interleaving is built over the posted ids as `&str`: the methods copy documents
+        // (deduplicated lists, the shown list), and a `&str` is copied without an allocation.
+        let ids: Vec<Vec<&str>> = names
+            .iter()
+            .map(|n| input.lists[*n].iter().map(String::as_str).collect())
+            .collect();
+        let mut lists: Vec<&[&str]> = ids.iter().map(Vec::as_slice).collect();
         if lists.len() == 1 {
             lists.push(lists[0]);
         }
@@ -194,18 +200,16 @@ impl Engine {
             &mut duel_rng(&duel, INTERLEAVE_STREAM),
         )
         .map_err(|e| EngineError::invalid(ErrorCode::InvalidList, e.to_string()))?;
-        let mut documents = shown_documents(&interleaving, &names);
-        documents.drain(..offset.min(documents.len()));
-        let claims = InterleavingClaims { duel, interleaving };
+        let documents = shown_documents(&interleaving, &names, offset);
         metrics::counter!("joust_interleavings_total").increment(1);
         Ok(IssuedInterleaving {
-            token: self.signer.sign_interleaving(&claims),
-            duel_id: claims.duel.duel_id(),
-            experiment_id: claims.duel.experiment_id,
+            token: self.signer.seal_interleaving(&duel, &interleaving),
+            duel_id: duel.duel_id(),
+            experiment_id: duel.experiment_id,
             method: config.method.name(),
             documents,
             offset,
-            expires_at_ms: claims.duel.expires_at_ms,
+            expires_at_ms: duel.expires_at_ms,
         })
     }
 
@@ -337,8 +341,12 @@ fn check_click_count(n: usize) -> Result<(), EngineError> {
 /// The shown list with the team of each document where the method drafts teams (Team-Draft and
 /// Team-Draft Multileave); the other methods credit clicks by rank, so no position belongs to one
 /// ranker. `names` are the duel's rankers in token order (a lone ranker was interleaved with
-/// itself and owns both teams).
-fn shown_documents(interleaving: &Interleaving<String>, names: &[&str]) -> Vec<ShownDocument> {
+/// itself and owns both teams). From position `offset` of the shown list (a later page).
+fn shown_documents(
+    interleaving: &Interleaving<&str>,
+    names: &[&str],
+    offset: usize,
+) -> Vec<ShownDocument> {
     let name = |r: usize| names.get(r).unwrap_or(&names[0]).to_string();
     let team = |i: usize| match interleaving {
         Interleaving::TeamDraft(t) => match t.teams[i] {
@@ -353,8 +361,9 @@ fn shown_documents(interleaving: &Interleaving<String>, names: &[&str]) -> Vec<S
         .shown()
         .iter()
         .enumerate()
+        .skip(offset)
         .map(|(i, d)| ShownDocument {
-            id: d.clone(),
+            id: (*d).to_owned(),
             ranker: team(i),
         })
         .collect()

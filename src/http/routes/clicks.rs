@@ -21,6 +21,10 @@ use crate::http::AppState;
 use crate::http::stack::auth::{self, ApiKeys, Scope};
 use crate::http::stack::error::ApiError;
 use crate::http::stack::json::JsonOrText;
+use crate::http::views::answer;
+
+/// Bytes of a usual answer: a duel's outcome and two rankers' credit.
+const ANSWER_BYTES: usize = 256;
 
 /// How long a browser may reuse a preflight's answer: two hours, Chromium's cap. Turning an
 /// origin off takes effect at once anyway: the POST itself is refused.
@@ -35,7 +39,7 @@ pub async fn create(State(app): State<Arc<AppState>>, req: Request) -> Response 
     let (result, listed) = record(&app, req, origin.as_deref()).await;
     let ok = result.is_ok();
     let mut response = match result {
-        Ok(record) => axum::Json(record).into_response(),
+        Ok(record) => answer::json(&record, ANSWER_BYTES),
         Err(e) => e.into_response(),
     };
     // A success is readable by the pages the token's experiment lists; an error also by any
