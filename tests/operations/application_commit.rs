@@ -6,7 +6,7 @@
 
 use serde_json::json;
 
-use crate::helpers::http_server::{spawn_app_with, test_options};
+use crate::helpers::http_server::{TestApp, spawn_app_with, test_options};
 use crate::helpers::postgres::fresh_database;
 use joust::store::{StateWrite, write_state_alone};
 
@@ -43,14 +43,20 @@ async fn recorded_settings(conn: &mut sqlx::PgConnection) -> Vec<String> {
         .unwrap()
 }
 
-#[tokio::test]
-async fn an_application_alone_commits_without_its_flush_and_leaves_the_session_as_it_was() {
+/// A server on a fresh database with a three-ranker experiment, and a pool on that database.
+async fn experiment() -> (TestApp, sqlx::PgPool, i64) {
     let db = fresh_database().await;
     let app = spawn_app_with(&db, "", test_options()).await;
     let id = app
         .create_experiment(&["a", "b", "c"], json!({"name": "rucb"}))
         .await;
     let pool = joust::store::pool_options().connect(&db).await.unwrap();
+    (app, pool, id)
+}
+
+#[tokio::test]
+async fn an_application_alone_commits_without_its_flush_and_leaves_the_session_as_it_was() {
+    let (_app, pool, id) = experiment().await;
     let mut conn = pool.acquire().await.unwrap();
     for sql in RECORD_THE_COMMIT_SETTING {
         sqlx::query(sql).execute(&mut *conn).await.unwrap();
@@ -102,12 +108,7 @@ async fn an_application_alone_commits_without_its_flush_and_leaves_the_session_a
 
 #[tokio::test]
 async fn a_write_of_held_applications_logs_each_one_and_moves_to_the_last_version() {
-    let db = fresh_database().await;
-    let app = spawn_app_with(&db, "", test_options()).await;
-    let id = app
-        .create_experiment(&["a", "b", "c"], json!({"name": "rucb"}))
-        .await;
-    let pool = joust::store::pool_options().connect(&db).await.unwrap();
+    let (_app, pool, id) = experiment().await;
     let mut conn = pool.acquire().await.unwrap();
     let (version, policy_state, xid, duel) = state_row(&mut conn, id).await;
     let held = [

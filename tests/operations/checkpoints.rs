@@ -91,6 +91,33 @@ async fn applied(client: &reqwest::Client, base: &str, id: i64) -> (i64, i64) {
     )
 }
 
+/// Two batches of outcomes posted to `base`, each read back at once there: the first one's
+/// application is written (it carries the experiment's first history point), those of the
+/// second are held. Returns the decided outcomes and ties of both.
+async fn two_batches(
+    client: &reqwest::Client,
+    base: &str,
+    id: i64,
+    second_batch: usize,
+) -> (i64, i64) {
+    let first = duels_and_outcomes(client, base, id, 10).await;
+    assert_eq!(applied(client, base, id).await, first);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let second = duels_and_outcomes(client, base, id, second_batch).await;
+    let all = (first.0 + second.0, first.1 + second.1);
+    assert_eq!(applied(client, base, id).await, all);
+    all
+}
+
+/// Asserts that the database holds fewer outcomes than `all`: some are held.
+async fn some_held(pool: &sqlx::PgPool, id: i64, all: (i64, i64)) {
+    let (outcomes, ties, _) = stored(pool, id).await;
+    assert!(
+        outcomes + ties < all.0 + all.1,
+        "held outcomes are not written before the interval: stored {outcomes} + {ties}"
+    );
+}
+
 #[tokio::test]
 async fn the_owner_reads_held_outcomes_at_once_and_writes_them_within_the_interval() {
     let db = postgres::fresh_database().await;
@@ -98,19 +125,8 @@ async fn the_owner_reads_held_outcomes_at_once_and_writes_them_within_the_interv
     let client = client();
     let server = replica(&db, 3_000, &client).await;
     let id = create(&client, &server.base).await;
-    // The first application is written (it carries the experiment's first history point);
-    // those after it are held.
-    let first = duels_and_outcomes(&client, &server.base, id, 10).await;
-    assert_eq!(applied(&client, &server.base, id).await, first);
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let second = duels_and_outcomes(&client, &server.base, id, 10).await;
-    let all = (first.0 + second.0, first.1 + second.1);
-    assert_eq!(applied(&client, &server.base, id).await, all);
-    let (outcomes, ties, _) = stored(&pool, id).await;
-    assert!(
-        outcomes + ties < all.0 + all.1,
-        "held outcomes are not written before the interval: stored {outcomes} + {ties}"
-    );
+    let all = two_batches(&client, &server.base, id, 10).await;
+    some_held(&pool, id, all).await;
     eventually(
         "the held outcomes written",
         Duration::from_secs(10),
@@ -169,12 +185,7 @@ async fn a_graceful_stop_writes_what_the_owner_holds() {
     let client = client();
     let mut server = replica(&db, 10_000, &client).await;
     let id = create(&client, &server.base).await;
-    let first = duels_and_outcomes(&client, &server.base, id, 10).await;
-    assert_eq!(applied(&client, &server.base, id).await, first);
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let second = duels_and_outcomes(&client, &server.base, id, 10).await;
-    let all = (first.0 + second.0, first.1 + second.1);
-    assert_eq!(applied(&client, &server.base, id).await, all);
+    let all = two_batches(&client, &server.base, id, 10).await;
     server.terminate();
     assert_eq!(stored(&pool, id).await, (all.0, all.1, all.0));
     pool.close().await;
@@ -188,17 +199,8 @@ async fn a_kill_of_the_owner_during_an_interval_loses_nothing_and_counts_nothing
     let mut owner = replica(&db, 10_000, &client).await;
     let survivor = replica(&db, 1_000, &client).await;
     let id = create(&client, &owner.base).await;
-    let first = duels_and_outcomes(&client, &owner.base, id, 10).await;
-    assert_eq!(applied(&client, &owner.base, id).await, first);
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let second = duels_and_outcomes(&client, &owner.base, id, 20).await;
-    let all = (first.0 + second.0, first.1 + second.1);
-    assert_eq!(applied(&client, &owner.base, id).await, all);
-    let (outcomes, ties, _) = stored(&pool, id).await;
-    assert!(
-        outcomes + ties < all.0 + all.1,
-        "the owner holds outcomes when it is killed: stored {outcomes} + {ties}"
-    );
+    let all = two_batches(&client, &owner.base, id, 20).await;
+    some_held(&pool, id, all).await;
     owner.child.kill().unwrap();
     owner.child.wait().unwrap();
     let killed = Instant::now();
