@@ -5,7 +5,7 @@
 
 use crate::helpers::eventually::eventually;
 use crate::helpers::postgres;
-use crate::helpers::process::{Server, get_json};
+use crate::helpers::process::{Server, get_json, post_json};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -42,12 +42,9 @@ async fn create(client: &reqwest::Client, base: &str) -> i64 {
 async fn duels_and_outcomes(client: &reqwest::Client, base: &str, id: i64, n: usize) -> (i64, i64) {
     let (mut decided, mut ties) = (0, 0);
     for i in 0..n {
-        let d: Value = client
-            .post(format!("{base}/v1/experiments/{id}/duels"))
-            .json(&json!({}))
-            .send()
+        let duels = format!("{base}/v1/experiments/{id}/duels");
+        let d: Value = post_json(client, &duels, &json!({}))
             .await
-            .unwrap()
             .json()
             .await
             .unwrap();
