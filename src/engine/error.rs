@@ -59,6 +59,17 @@ impl EngineError {
     pub fn internal(cause: impl Into<anyhow::Error>) -> Self {
         EngineError::Internal(InternalError(Arc::new(cause.into())))
     }
+
+    /// This error again, for each of several callers that one failed operation answers (a
+    /// group's write, a read for many experiments): an outage stays an outage and an internal
+    /// error keeps its cause; anything else becomes an internal error of `doing`.
+    pub fn for_another_caller(&self, doing: &str) -> Self {
+        match self {
+            EngineError::Unavailable => EngineError::Unavailable,
+            EngineError::Internal(cause) => EngineError::Internal(cause.clone()),
+            other => EngineError::internal(anyhow::anyhow!("{doing}: {other}")),
+        }
+    }
 }
 
 /// The cause of an internal error with its whole chain. Shared (one failed group write answers

@@ -120,16 +120,14 @@ pub struct StateWrite<'a> {
     /// The stored version the application started from; the write happens only if it is still
     /// current.
     pub from_version: i64,
-    /// The version written: `from_version + 1`, or more when it also writes applications its
-    /// owner made in memory since (`engine::apply::checkpoint`).
-    pub version: i64,
-    /// The applications it writes, in order: each one's version and the last row it took, for
-    /// `outcome_applies` (the last is `(version, through)`).
+    /// The applications it writes, in order, at least one: each one's version and the last row
+    /// it took, logged in `outcome_applies`. The last is the version written and the new cursor:
+    /// `from_version + 1`, or more when the owner held applications in memory since
+    /// (`engine::apply::checkpoint`).
     pub applications: &'a [(i64, Cursor)],
     pub policy_state: &'a serde_json::Value,
     pub applied: i64,
     pub ties: i64,
-    pub through: Cursor,
     /// The new version's `updated_at` (to the microsecond), as the writer's snapshot has it.
     pub at: chrono::DateTime<chrono::Utc>,
     /// Win cells `(winner, loser, n)` added to the experiment's win counts.
@@ -213,6 +211,10 @@ async fn write_with<'c, E>(
 where
     E: sqlx::Executor<'c, Database = Postgres>,
 {
+    let &(written, through) = w
+        .applications
+        .last()
+        .expect("a state write carries at least its own application");
     let (win_x, win_y, win_n) = count_upsert::columns(w.win_cells);
     let (tie_x, tie_y, tie_n) = count_upsert::columns(w.tie_cells);
     let version: Option<i64> = sqlx::query_scalar(sql)
@@ -220,8 +222,8 @@ where
         .bind(w.policy_state)
         .bind(w.applied)
         .bind(w.ties)
-        .bind(w.through.0)
-        .bind(w.through.1)
+        .bind(through.0)
+        .bind(through.1)
         .bind(w.from_version)
         .bind(&win_x)
         .bind(&win_y)
@@ -230,7 +232,7 @@ where
         .bind(&tie_y)
         .bind(&tie_n)
         .bind(w.at)
-        .bind(w.version)
+        .bind(written)
         .bind(w.applications.iter().map(|a| a.0).collect::<Vec<i64>>())
         .bind(w.applications.iter().map(|a| a.1.0).collect::<Vec<i64>>())
         .bind(w.applications.iter().map(|a| a.1.1).collect::<Vec<Uuid>>())

@@ -40,8 +40,8 @@ async fn a_read_ends_the_application_pause_and_others_wait_for_it() {
         assert_eq!(view["outcomes_applied"], n, "{view}");
     }
     // Without a read, an outcome posted now waits for the pause that followed the last
-    // application (10 s from just now).
-    // What was applied is written within the checkpoint interval (250 ms), pause or not.
+    // application (10 s from just now); what was applied is written within the checkpoint
+    // interval (250 ms), pause or not.
     let (token, pair) = app.duel(id).await;
     app.outcome(&token, &pair[0]).await;
     tokio::time::sleep(Duration::from_millis(300)).await;

@@ -138,18 +138,9 @@ pub async fn apply_outcomes(
 
     let learned = base.metrics.click_is_primary();
     let Some(policy_state) = policy_state else {
-        let mut held = held.unwrap_or_else(|| Unwritten {
-            tag: (0, 0),
-            since: now,
-            rows: 0,
-            counted: Counted::default(),
-            applications: Vec::new(),
-        });
-        held.rows += n_rows;
-        held.counted.merge(counted);
-        held.applications.push((snap.version, through));
-        held.tag = (snap.version, snap.write_mark());
         snap.ahead_of = Some(stored);
+        let mut held = held.unwrap_or_else(|| Unwritten::starting(now));
+        held.add(&snap, n_rows, counted);
         return Ok(Applied::Held(Box::new(snap), held));
     };
     // What the held applications counted, and this one's counts when the policy learned them
@@ -170,12 +161,10 @@ pub async fn apply_outcomes(
     let write = StateWrite {
         experiment: id,
         from_version,
-        version: snap.version,
         applications: &applications,
         policy_state: &policy_state,
         applied: carried.applied,
         ties: carried.ties,
-        through,
         at: snap.updated_at,
         win_cells: &wins,
         tie_cells: &ties,
@@ -208,17 +197,16 @@ pub async fn apply_outcomes(
     Ok(Applied::Written(Box::new(snap)))
 }
 
-/// Writes the applications `held` in memory since the stored version: `base` is the snapshot the
-/// last of them made. Its version and write time are written as they are, so answers tagged with
-/// them stay current.
+/// Writes the applications `held` in memory since the stored version `from_version`: `base` is
+/// the snapshot the last of them made. Its version and write time are written as they are, so
+/// answers tagged with them stay current. `None` when the stored version changed meanwhile:
+/// nothing was written.
 pub async fn write_held(
     pool: &sqlx::PgPool,
     base: Arc<Snapshot>,
+    from_version: i64,
     held: Unwritten,
-) -> Result<Applied, EngineError> {
-    let Some((from_version, _)) = base.ahead_of else {
-        return Ok(Applied::Written(Box::new((*base).clone())));
-    };
+) -> Result<Option<Box<Snapshot>>, EngineError> {
     let (mut snap, policy_state) = offload(base.names.len(), move || {
         let policy_state = PersistedPolicy::to_json(&base.state);
         ((*base).clone(), policy_state)
@@ -229,20 +217,16 @@ pub async fn write_held(
     let write = StateWrite {
         experiment: snap.id,
         from_version,
-        version: snap.version,
         applications: &held.applications,
         policy_state: &policy_state,
         applied: held.counted.applied,
         ties: held.counted.ties,
-        through: snap.applied_through,
         at: snap.updated_at,
         win_cells: &wins,
         tie_cells: &ties,
     };
-    Ok(match store_apply::write_state_alone(pool, &write).await? {
-        Some(_) => Applied::Written(Box::new(snap)),
-        None => Applied::Stale,
-    })
+    let written = store_apply::write_state_alone(pool, &write).await?;
+    Ok(written.map(|_| Box::new(snap)))
 }
 
 /// The cells of the rows, for an experiment whose policy does not learn from them.

@@ -36,14 +36,15 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use super::row_cells::{self, RowCell};
+use crate::engine::model::Snapshot;
 use crate::store::apply::{Cursor, PendingRow};
 
 /// Default longest time an application stays unwritten (`joust serve --checkpoint-ms`).
 pub const DEFAULT_CHECKPOINT_INTERVAL: Duration = Duration::from_millis(250);
 
-/// Most rows held applied but unwritten: what the next owner applies again after a kill -9,
-/// bounded so that a takeover replays in well under a second.
-pub const MAX_UNWRITTEN_ROWS: usize = 20_000;
+/// Most rows held applied but unwritten: what the next owner applies again after a kill -9 is
+/// at most one full application's rows.
+pub const MAX_UNWRITTEN_ROWS: usize = super::owners::MAX_APPLY as usize;
 
 /// What a group of rows added: decided outcomes and ties, and the win and tie cells.
 #[derive(Default)]
@@ -112,6 +113,31 @@ pub struct Unwritten {
 }
 
 impl Unwritten {
+    /// Nothing held yet, from `now`.
+    pub fn starting(now: Instant) -> Unwritten {
+        Unwritten {
+            tag: (0, 0),
+            since: now,
+            rows: 0,
+            counted: Counted::default(),
+            applications: Vec::new(),
+        }
+    }
+
+    /// Adds the application of `rows` rows that made `snap`, counting `counted`.
+    pub fn add(&mut self, snap: &Snapshot, rows: usize, counted: Counted) {
+        self.rows += rows;
+        self.counted.merge(counted);
+        self.applications.push((snap.version, snap.applied_through));
+        self.tag = (snap.version, snap.write_mark());
+    }
+
+    /// Whether `snap` is the snapshot the last of them made; if not, a stored version was
+    /// installed over them and their rows are applied again on it.
+    pub fn made(&self, snap: &Snapshot) -> bool {
+        snap.ahead_of.is_some() && self.tag == (snap.version, snap.write_mark())
+    }
+
     /// When they must be written.
     pub fn due_at(&self, interval: Duration) -> Instant {
         self.since + interval

@@ -27,9 +27,9 @@ const IN_FLIGHT: usize = 4;
 /// Most experiments read by one statement.
 const MAX_BATCH: usize = 500;
 
-/// Longest wait for other experiments' requests to join a read. On 100 experiments each asking
-/// every 20-40 ms, reads went nearly one per request without it (a read takes about a tenth of a
-/// millisecond, so they rarely overlapped).
+/// Longest wait for other experiments' requests to join a read. Without it, 8 s of 100
+/// experiments ran 6,907 reads of 2.8 rows each (0.084 ms of execution each, so four in flight
+/// rarely filled); with it, 820 reads of 28 rows (docs/benchmarks.md).
 const GATHER: Duration = Duration::from_millis(5);
 
 struct Request {
@@ -68,16 +68,11 @@ impl Fetcher {
             urgent,
             reply,
         };
+        let stopped = || EngineError::internal(anyhow::anyhow!("the row reader stopped"));
         if self.requests.send(request).is_err() {
-            return Err(EngineError::internal(anyhow::anyhow!(
-                "the row reader stopped"
-            )));
+            return Err(stopped());
         }
-        answer.await.unwrap_or_else(|_| {
-            Err(EngineError::internal(anyhow::anyhow!(
-                "the row reader stopped"
-            )))
-        })
+        answer.await.unwrap_or_else(|_| Err(stopped()))
     }
 }
 
@@ -125,20 +120,13 @@ async fn run(pool: sqlx::PgPool, limit: i64, mut rx: mpsc::UnboundedReceiver<Req
                 Err(e) => {
                     let e = EngineError::from(e);
                     for r in batch {
-                        let _ = r.reply.send(Err(shared(&e)));
+                        let _ = r
+                            .reply
+                            .send(Err(e.for_another_caller("reading rows to apply")));
                     }
                 }
             }
             drop(permit);
         });
-    }
-}
-
-/// One read's error for each experiment that asked.
-fn shared(e: &EngineError) -> EngineError {
-    match e {
-        EngineError::Unavailable => EngineError::Unavailable,
-        EngineError::Internal(cause) => EngineError::Internal(cause.clone()),
-        other => EngineError::internal(anyhow::anyhow!("reading rows to apply: {other}")),
     }
 }

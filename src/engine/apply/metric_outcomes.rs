@@ -240,12 +240,10 @@ async fn write(
     let write = StateWrite {
         experiment: id,
         from_version: snap.version - 1,
-        version: snap.version,
         applications: &applications,
         policy_state: &policy_state,
         applied,
         ties,
-        through: snap.applied_through,
         at: snap.updated_at,
         win_cells: &win_cells,
         tie_cells: &tie_cells,

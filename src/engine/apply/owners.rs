@@ -47,7 +47,7 @@ const BEHIND_WAIT_MAX: Duration = Duration::from_millis(100);
 /// Least time between two attempts to take an experiment another replica owns.
 const RETRY_OWN: Duration = Duration::from_secs(1);
 /// Most rows applied in one transaction.
-const MAX_APPLY: i64 = 20_000;
+pub(super) const MAX_APPLY: i64 = 20_000;
 /// Least time between two applications of one experiment while it has rows waiting. Each
 /// application writes the whole policy state (for a 136-ranker MergeDTS, kilobytes of JSON that
 /// Postgres compresses and logs) and a transaction of its own, whether it applies one row or a
@@ -597,17 +597,16 @@ impl Applier {
         let Some(base) = self.cache.get(self.id) else {
             return Ok(Step::Idle);
         };
-        if base.ahead_of.is_none() || held.tag != (base.version, base.write_mark()) {
+        let Some((from_version, _)) = base.ahead_of.filter(|_| held.made(&base)) else {
             // A stored version replaced them: their rows are applied again on it.
             return Ok(Step::More { full: true });
-        }
-        match write_held(&self.pool, base, held).await? {
-            Applied::Written(snap) => {
+        };
+        match write_held(&self.pool, base, from_version, held).await? {
+            Some(snap) => {
                 self.cache.put(*snap);
                 Ok(Step::Idle)
             }
-            Applied::Held(..) => unreachable!("a write of held applications holds nothing"),
-            Applied::Stale => self.reload_after_stale().await,
+            None => self.reload_after_stale().await,
         }
     }
 
@@ -673,10 +672,9 @@ impl Applier {
     /// notice announced while an older transaction held them back waited for the poll.
     async fn idle_wait(&mut self, behind_wait: &mut Duration) {
         // Held applications are written once due, whatever else happens.
-        let due = self.held.as_ref().map(|h| {
-            h.due_at(self.interval())
-                .saturating_duration_since(Instant::now())
-        });
+        let due = self
+            .held_due()
+            .map(|due| due.saturating_duration_since(Instant::now()));
         let behind = self
             .owners
             .upgrade()
@@ -717,11 +715,7 @@ impl Applier {
         };
         // What is held belongs to the snapshot it made: a stored version installed over that one
         // (an administrative change) drops it, and its rows are applied again on the new one.
-        if self
-            .held
-            .as_ref()
-            .is_some_and(|h| base.ahead_of.is_none() || h.tag != (base.version, base.write_mark()))
-        {
+        if self.held.as_ref().is_some_and(|h| !h.made(&base)) {
             self.held = None;
         }
         if self.held.is_none() && base.ahead_of.is_some() {

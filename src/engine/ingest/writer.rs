@@ -249,11 +249,7 @@ async fn write_and_answer(
     for req in group {
         let answer = match &mut results {
             Ok(it) => Ok(it.by_ref().take(req.items.len()).collect()),
-            Err(e) => Err(match e {
-                EngineError::Unavailable => EngineError::Unavailable,
-                EngineError::Internal(cause) => EngineError::Internal(cause.clone()),
-                other => EngineError::internal(anyhow::anyhow!("writing outcomes: {other}")),
-            }),
+            Err(e) => Err(e.for_another_caller("writing outcomes")),
         };
         let _ = req.reply.send(answer);
     }

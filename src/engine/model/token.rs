@@ -57,8 +57,8 @@ pub const UNIT_HASH_LEN: usize = 16;
 const SEALED_INTERLEAVING_FORMAT: u8 = 6;
 /// Random bytes of an encrypted token from which its key is drawn.
 const SALT_LEN: usize = 16;
-/// Bytes of a usual sealed token before base64 (two 10-document lists of short ids: about 230),
-/// so its buffer is not grown while it is written.
+/// Bytes reserved for a sealed token before base64: room for two 10-document lists of short
+/// ids, so its buffer is seldom grown while it is written.
 const SEALED_CAPACITY: usize = 512;
 /// What the key of encrypted tokens is drawn from the secret with, so it differs from the MAC key.
 const SEALING_CONTEXT: &[u8] = b"joust interleaving token sealing v1";

@@ -29,29 +29,35 @@ impl Engine {
                 continue;
             };
             let (stored_version, stored_mark) = c.stored;
-            if c.ahead && !self.owners.owns(id) {
-                // Versions its owner applied in memory and never wrote, and the ownership is gone
-                // (the owner's session ended): the next owner applies those outcomes again from
-                // the stored cursor, so the cache goes back to the database.
-                metrics::counter!("joust_cache_reloads_total", "why" => "unwritten").increment(1);
-                let snap = self.read_stored(id).await?;
-                self.cache.replace_version(c.version, snap);
-            } else if v > stored_version {
+            if v > stored_version && !c.ahead {
                 metrics::counter!("joust_cache_reloads_total", "why" => "newer").increment(1);
                 self.reload(id).await?;
+                continue;
+            }
+            // The cache goes back to the database, in place (a read waiting for this replica's
+            // outcomes to be applied would take an emptied entry for a deleted experiment and
+            // answer at once with the lost state), when:
+            let why = if c.ahead && !self.owners.owns(id) {
+                // its owner here applied versions in memory and never wrote them, and the
+                // ownership is gone: the next owner applies those outcomes again;
+                "unwritten"
+            } else if v > stored_version {
+                // a version was written over the one the owner here is applying on (an
+                // administrative change): the owner applies its rows again on it;
+                "newer"
             } else if v < stored_version || mark != stored_mark {
                 // Postgres lost the cached version's application in a crash (the database is
                 // behind), or the owner has since written that version number again (the write
-                // time differs: [`Snapshot::write_mark`]). The database is the truth, so the
-                // cache goes back to it, in place: a read waiting for this replica's outcomes to
-                // be applied would take an emptied entry for a deleted experiment and answer at
-                // once with the lost state.
-                metrics::counter!("joust_cache_reloads_total", "why" => "lost").increment(1);
-                let snap = self.read_stored(id).await?;
-                self.cache.replace_version(c.version, snap);
-            }
-            // Otherwise the cache holds the stored version, or the owner here is ahead of it
-            // and writes it at its next checkpoint.
+                // time differs: [`Snapshot::write_mark`]).
+                "lost"
+            } else {
+                // Otherwise the cache holds the stored version, or the owner here is ahead of it
+                // and writes it at its next checkpoint.
+                continue;
+            };
+            metrics::counter!("joust_cache_reloads_total", "why" => why).increment(1);
+            let snap = self.read_stored(id).await?;
+            self.cache.replace_version(c.version, snap);
         }
         // The origins of every live experiment, cached or not: a preflight may reach any replica.
         let live: std::collections::HashMap<i64, i64> =
