@@ -3,6 +3,7 @@
 //! gathers the evidence a decision lacks over any policy ([`layer`], counted by [`tracker`]).
 //! Pure: no I/O, no async.
 
+mod beaters;
 mod confidence;
 mod layer;
 mod row_minima;

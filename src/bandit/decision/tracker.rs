@@ -9,6 +9,7 @@
 //! derived from the win matrix alone and never persisted; a state rebuilt from JSON rebuilds it
 //! to the same values.
 
+use super::beaters::Beaters;
 use super::confidence::Boundary;
 use super::row_minima::RowMinima;
 use super::settings::DecisionSettings;
@@ -49,6 +50,9 @@ pub struct Tracker {
     /// With `lower`: each row's lowest bound among rivals not yet held against, by blocks, which
     /// [`Tracker::weakest_rival`] reads instead of the row.
     minima: Option<RowMinima>,
+    /// With `lower`: each arm's strongest beater, by blocks, which [`Tracker::strongest_beater`]
+    /// reads instead of the arm's column.
+    beaters: Option<Beaters>,
 }
 
 impl Tracker {
@@ -70,6 +74,7 @@ impl Tracker {
             most_played: None,
             lower: (k <= KEPT_BOUNDS).then(|| vec![f32::NEG_INFINITY; k * k]),
             minima: None,
+            beaters: None,
         };
         for (x, &i) in active.iter().enumerate() {
             for &j in &active[x + 1..] {
@@ -85,6 +90,10 @@ impl Tracker {
             .lower
             .as_ref()
             .map(|lower| RowMinima::build(k, lower, view.active, t.rival_at));
+        t.beaters = t
+            .lower
+            .as_ref()
+            .map(|lower| Beaters::build(k, lower, view.active, t.beat_at()));
         t
     }
 
@@ -106,8 +115,14 @@ impl Tracker {
     /// The statements of the pair (`i`, `j`) as (i holds, j holds, j beats i, i beats j), from
     /// the lower bounds of P(i beats j) and P(j beats i).
     fn statements(&self, li: f32, lj: f32) -> [bool; 4] {
-        let (hold, beat) = (self.rival_at, (0.5 + self.epsilon) as f32);
+        let (hold, beat) = (self.rival_at, self.beat_at());
         [li > hold, lj > hold, lj > beat, li > beat]
+    }
+
+    /// A rival whose lower bound of beating an arm is above this beats it by more than epsilon
+    /// (1/2 + epsilon in single precision, as the bounds are kept).
+    fn beat_at(&self) -> f32 {
+        (0.5 + self.epsilon) as f32
     }
 
     /// The lower bounds of P(i beats j) and P(j beats i) from the counts (one square root and one
@@ -150,6 +165,10 @@ impl Tracker {
                 let (row_i, row_j) = (&lower[i * k..(i + 1) * k], &lower[j * k..(j + 1) * k]);
                 minima.changed((i, j), old.0, row_i, view.active, self.rival_at);
                 minima.changed((j, i), old.1, row_j, view.active, self.rival_at);
+            }
+            if let Some(beaters) = self.beaters.as_mut() {
+                beaters.changed((i, j), li, view.active);
+                beaters.changed((j, i), lj, view.active);
             }
         }
     }
@@ -232,9 +251,13 @@ impl Tracker {
     }
 
     /// The active rival that beats `arm` by the widest confident margin (highest lower bound of
-    /// P(j beats arm) above 1/2 + epsilon), if any beats it. O(K).
+    /// P(j beats arm) above 1/2 + epsilon; the first among equals), if any beats it. With kept
+    /// bounds about K/16 block values and one block are read ([`Beaters`]); otherwise O(K).
     pub fn strongest_beater(&self, view: &View, arm: Arm) -> Option<Arm> {
-        let beat = (0.5 + self.epsilon) as f32;
+        if let Some(beaters) = &self.beaters {
+            return beaters.strongest(arm, view.active);
+        }
+        let beat = self.beat_at();
         let mut best: Option<(f32, Arm)> = None;
         for j in view.active_arms().filter(|&j| j != arm) {
             let lower = self.lower_bound(view, j, arm);
@@ -432,6 +455,7 @@ mod tests {
                 assert_eq!(t.full, fresh.full);
                 assert_eq!(t.lower, fresh.lower);
                 assert_eq!(t.minima, fresh.minima);
+                assert_eq!(t.beaters, fresh.beaters);
                 assert_eq!(t.compared, fresh.compared);
                 assert_eq!(t.most_played, fresh.most_played);
                 let d = decide(&view_of(&w, &active), &settings);
@@ -443,7 +467,7 @@ mod tests {
     }
 
     #[test]
-    fn the_kept_minimums_choose_as_the_general_loop() {
+    fn the_kept_blocks_choose_as_the_general_loops() {
         // Sizes below, at and across a block, with unseen rivals (tied at -inf).
         for (seed, k) in [(8, 12), (9, 3), (10, 16), (11, 37), (12, 136)] {
             kept_minimums_match_the_general_loop(seed, k);
@@ -471,11 +495,17 @@ mod tests {
         let mut general = kept.clone();
         general.lower = None;
         general.minima = None;
+        general.beaters = None;
         for c in (0..k).filter(|&c| active[c]) {
             assert_eq!(
                 kept.weakest_rival(&view, c),
                 general.weakest_rival(&view, c),
                 "k {k}, champion {c}"
+            );
+            assert_eq!(
+                kept.strongest_beater(&view, c),
+                general.strongest_beater(&view, c),
+                "k {k}, arm {c}"
             );
         }
     }
