@@ -6,6 +6,7 @@ function init(args)
   ids = {}
   for id in string.gmatch(os.getenv("BENCH_EXPERIMENTS"), "%d+") do table.insert(ids, id) end
   next_experiment = math.random(#ids)
+  prefer_lower = tonumber(os.getenv("BENCH_PREFER_LOWER") or "0.5")
   wrk.headers["Content-Type"] = "application/json"
 end
 function request()
@@ -18,8 +19,12 @@ function response(status, headers, body)
   local duel = body:match('"duel_token":"([^"]+)"')
   if duel then
     local first, second = body:match('"rankers":%["([^"]+)","([^"]+)"')
-    local winner = first
-    if math.random(2) == 2 then winner = second end
+    -- The lower-named ranker wins with probability BENCH_PREFER_LOWER (1/2 unless set): a
+    -- transitive matrix, so that a policy trained by this load concentrates as on real traffic.
+    local low, high = first, second
+    if second < first then low, high = second, first end
+    local winner = high
+    if math.random() < prefer_lower then winner = low end
     table.insert(queue, wrk.format("POST", "/v1/outcomes", nil,
       '{"duel_token":"' .. duel .. '","winner":"' .. winner .. '"}'))
   end
