@@ -5,8 +5,10 @@
 
 mod application;
 mod checkpoint;
+mod checkpoint_writer;
 mod decision_events;
 mod fetcher;
+mod gatherer;
 mod history;
 mod metric_outcomes;
 mod owners;
