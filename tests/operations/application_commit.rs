@@ -176,37 +176,20 @@ fn next_write(id: i64, row: &StateRow, from_version: i64, wins: i64) -> StateWri
 /// The stored counts of an experiment: (version, applied, ties, wins of 0 over 1, ties of 0 and
 /// 2, versions logged).
 async fn stored(conn: &mut sqlx::PgConnection, id: i64) -> (i64, i64, i64, i64, i64, Vec<i64>) {
-    let (version, applied, ties): (i64, i64, i64) = sqlx::query_as(
-        "SELECT version, outcomes_applied, ties_applied FROM experiment_state
-         WHERE experiment_id = $1",
+    sqlx::query_as(
+        "SELECT s.version, s.outcomes_applied, s.ties_applied,
+                COALESCE((SELECT wins FROM win_counts w WHERE w.experiment_id = $1
+                          AND w.winner = 0 AND w.loser = 1), 0),
+                COALESCE((SELECT ties FROM tie_counts t WHERE t.experiment_id = $1
+                          AND t.a = 0 AND t.b = 2), 0),
+                ARRAY(SELECT version FROM outcome_applies a WHERE a.experiment_id = $1
+                      ORDER BY version)
+         FROM experiment_state s WHERE s.experiment_id = $1",
     )
     .bind(id)
-    .fetch_one(&mut *conn)
+    .fetch_one(conn)
     .await
-    .unwrap();
-    let wins: Option<i64> = sqlx::query_scalar(
-        "SELECT wins FROM win_counts WHERE experiment_id = $1 AND winner = 0 AND loser = 1",
-    )
-    .bind(id)
-    .fetch_optional(&mut *conn)
-    .await
-    .unwrap();
-    let tied: Option<i64> = sqlx::query_scalar(
-        "SELECT ties FROM tie_counts WHERE experiment_id = $1 AND a = 0 AND b = 2",
-    )
-    .bind(id)
-    .fetch_optional(&mut *conn)
-    .await
-    .unwrap();
-    let logged: Vec<i64> = sqlx::query_scalar(
-        "SELECT version FROM outcome_applies WHERE experiment_id = $1 ORDER BY version",
-    )
-    .bind(id)
-    .fetch_all(&mut *conn)
-    .await
-    .unwrap();
-    let (wins, tied) = (wins.unwrap_or(0), tied.unwrap_or(0));
-    (version, applied, ties, wins, tied, logged)
+    .unwrap()
 }
 
 /// Three more experiments on the app's database, besides the first.
