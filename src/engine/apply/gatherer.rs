@@ -131,3 +131,73 @@ async fn run<Q, A, S, F>(
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// A gatherer that answers each query doubled (or fails every batch), recording the sizes
+    /// of the batches it served.
+    fn doubling(window: Duration, fail: bool) -> (Gatherer<u32, u32>, Arc<Mutex<Vec<usize>>>) {
+        let sizes = Arc::new(Mutex::new(Vec::new()));
+        let seen = sizes.clone();
+        let limits = Limits {
+            in_flight: 1,
+            max_batch: 10,
+            window,
+        };
+        let gatherer = Gatherer::start(limits, "doubling", move |queries: Vec<u32>| {
+            seen.lock().unwrap().push(queries.len());
+            async move {
+                if fail {
+                    return Err(EngineError::internal(anyhow::anyhow!("the batch failed")));
+                }
+                Ok(queries.into_iter().map(|q| q * 2).collect())
+            }
+        });
+        (gatherer, sizes)
+    }
+
+    #[tokio::test]
+    async fn requests_within_the_window_go_in_one_batch_and_each_gets_its_own_answer() {
+        let (gatherer, sizes) = doubling(Duration::from_secs(1), false);
+        let answers = futures_util::future::join_all((1..=5).map(|q| gatherer.ask(q, false))).await;
+        let answers: Vec<u32> = answers.into_iter().map(Result::unwrap).collect();
+        assert_eq!(answers, [2, 4, 6, 8, 10]);
+        assert_eq!(*sizes.lock().unwrap(), [5]);
+    }
+
+    #[tokio::test]
+    async fn a_batch_holds_at_most_its_limit() {
+        let (gatherer, sizes) = doubling(Duration::from_secs(1), false);
+        let answers = futures_util::future::join_all((0..25).map(|q| gatherer.ask(q, false))).await;
+        assert!(answers.iter().all(Result::is_ok));
+        assert_eq!(*sizes.lock().unwrap(), [10, 10, 5]);
+    }
+
+    #[tokio::test]
+    async fn an_urgent_request_does_not_wait_for_the_window() {
+        // The window is far longer than the test may take: only going at once answers in time.
+        let (gatherer, sizes) = doubling(Duration::from_secs(3600), false);
+        let answer = tokio::time::timeout(Duration::from_secs(60), gatherer.ask(7, true)).await;
+        assert_eq!(answer.expect("answered without the window").unwrap(), 14);
+        assert_eq!(*sizes.lock().unwrap(), [1]);
+    }
+
+    #[tokio::test]
+    async fn a_failed_batch_fails_every_caller_in_it() {
+        let (gatherer, sizes) = doubling(Duration::from_secs(1), true);
+        let answers = futures_util::future::join_all((1..=3).map(|q| gatherer.ask(q, false))).await;
+        for answer in answers {
+            match answer {
+                Err(EngineError::Internal(cause)) => {
+                    assert!(cause.to_string().contains("the batch failed"), "{cause}")
+                }
+                other => panic!("the batch's error for every caller: {other:?}"),
+            }
+        }
+        assert_eq!(*sizes.lock().unwrap(), [3]);
+    }
+}
