@@ -115,7 +115,7 @@ pub async fn experiments_with_pending(pool: &PgPool) -> Result<Vec<i64>, StoreEr
 }
 
 /// What one application writes to the experiment's state row and its win and tie counts.
-pub struct StateWrite<'a> {
+pub struct StateWrite {
     pub experiment: i64,
     /// The stored version the application started from; the write happens only if it is still
     /// current.
@@ -124,58 +124,78 @@ pub struct StateWrite<'a> {
     /// it took, logged in `outcome_applies`. The last is the version written and the new cursor:
     /// `from_version + 1`, or more when the owner held applications in memory since
     /// (`engine::apply::checkpoint`).
-    pub applications: &'a [(i64, Cursor)],
-    pub policy_state: &'a serde_json::Value,
+    pub applications: Vec<(i64, Cursor)>,
+    pub policy_state: serde_json::Value,
     pub applied: i64,
     pub ties: i64,
     /// The new version's `updated_at` (to the microsecond), as the writer's snapshot has it.
     pub at: chrono::DateTime<chrono::Utc>,
     /// Win cells `(winner, loser, n)` added to the experiment's win counts.
-    pub win_cells: &'a [(i32, i32, i64)],
+    pub win_cells: Vec<(i32, i32, i64)>,
     /// Tie cells `(a, b, n)`, a <= b, added to its tie counts.
-    pub tie_cells: &'a [(i32, i32, i64)],
+    pub tie_cells: Vec<(i32, i32, i64)>,
 }
 
-/// [`write_state`]'s statement: the state row, fenced by its version; then, only if that row was
-/// written, the application's log entry and the win and tie counts. One statement, so one round
-/// trip where four took one each: on 100 experiments nearly every application carries a row or
-/// two, and the round trips of its transaction were most of an outcome's cost
-/// (docs/benchmarks.md). The state row is updated first: the other parts read its result, so its
-/// lock orders this write after any other, and a stale base writes nothing. `last` ends it: how
-/// the new version is returned.
-fn write_state_sql(last: &str) -> String {
-    let written = "EXISTS (SELECT 1 FROM state)";
+/// The statement that writes state rows, each fenced by its own version; then, only for the
+/// rows written, each one's application log entries and its win and tie counts. One statement
+/// for one experiment saves the round trips of four (on 100 experiments nearly every
+/// application carries a row or two, and those round trips were most of an outcome's cost), and
+/// one for many saves the statements and commits of all but one (docs/benchmarks.md).
+///
+/// `locked` takes the state rows' locks in experiment order before any is updated, so two
+/// batches (or a batch and an administrative change, which locks one row) cannot each wait for
+/// a row the other holds; every other part writes only for an experiment whose state row this
+/// statement updated, so its rows are reached under that lock. A stale base writes nothing for
+/// its experiment, and the others still write. Each write is numbered (`i`, its place in the
+/// arrays) and its log entries and cells carry that number, so two writes of one experiment in
+/// one batch write one of them whole and nothing of the other. `last` ends it: how the written
+/// writes' numbers and new versions are returned.
+fn write_states_sql(last: &str) -> String {
     format!(
-        "WITH state AS (
-             UPDATE experiment_state SET version = $15, policy_state = $2,
-                    outcomes_applied = outcomes_applied + $3, ties_applied = ties_applied + $4,
-                    applied_xid = $5, applied_duel = $6, updated_at = $14
-             WHERE experiment_id = $1 AND version = $7 RETURNING version
+        "WITH w AS (
+             SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::jsonb[],
+                                  $5::bigint[], $6::bigint[], $7::bigint[], $8::uuid[],
+                                  $9::timestamptz[])
+                 WITH ORDINALITY AS w(experiment_id, from_version, version, policy_state,
+                                      applied, ties, xid, duel, at, i)
+         ), locked AS (
+             SELECT experiment_id FROM experiment_state WHERE experiment_id = ANY($1::bigint[])
+             ORDER BY experiment_id FOR UPDATE
+         ), state AS (
+             UPDATE experiment_state s SET version = w.version, policy_state = w.policy_state,
+                    outcomes_applied = s.outcomes_applied + w.applied,
+                    ties_applied = s.ties_applied + w.ties,
+                    applied_xid = w.xid, applied_duel = w.duel, updated_at = w.at
+             FROM w JOIN locked USING (experiment_id)
+             WHERE s.experiment_id = w.experiment_id AND s.version = w.from_version
+             RETURNING w.i, s.experiment_id, s.version
          ), logged AS (
              INSERT INTO outcome_applies (experiment_id, version, through_xid, through_duel)
-             SELECT $1, a.version, a.xid, a.duel FROM state,
-                    unnest($16::bigint[], $17::bigint[], $18::uuid[]) AS a(version, xid, duel)
+             SELECT state.experiment_id, a.version, a.xid, a.duel
+             FROM unnest($10::bigint[], $11::bigint[], $12::bigint[], $13::uuid[])
+                  AS a(i, version, xid, duel)
+             JOIN state ON state.i = a.i
          ), wins AS ({}), ties AS ({})
          {last}",
-        count_upsert::upsert_part(&count_upsert::WIN_COUNTS, 1, 8, written),
-        count_upsert::upsert_part(&count_upsert::TIE_COUNTS, 1, 11, written),
+        count_upsert::upsert_part(&count_upsert::WIN_COUNTS, 14, "state"),
+        count_upsert::upsert_part(&count_upsert::TIE_COUNTS, 18, "state"),
     )
 }
 
 /// The write inside a transaction that [`begin_without_flush`] began.
-static WRITE_STATE: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| write_state_sql("SELECT version FROM state"));
+static WRITE_STATES: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| write_states_sql("SELECT i, version FROM state"));
 
-/// The write as a transaction of its own, for an application that writes nothing else: the
+/// The writes as a transaction of their own, for applications that write nothing else: the
 /// statement itself turns off the wait for its WAL flush, for its own transaction only
 /// (`set_config(.., true)` is undone when that transaction ends, so the session's later
 /// statements, acknowledgements among them, still wait for theirs). Two round trips fewer than
 /// `BEGIN; SET LOCAL ..`, the write and `COMMIT`, each a wake-up of the database session
 /// (docs/benchmarks.md). The setting is read when the transaction commits, after the statement
-/// ran; a stale base returns no row and commits nothing.
-static WRITE_STATE_ALONE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    write_state_sql(
-        "SELECT version FROM state
+/// ran; when every base was stale, nothing is written and there is nothing to commit.
+static WRITE_STATES_ALONE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    write_states_sql(
+        "SELECT i, version FROM state
          WHERE set_config('synchronous_commit', 'off', true) = 'off'",
     )
 });
@@ -185,60 +205,89 @@ static WRITE_STATE_ALONE: std::sync::LazyLock<String> = std::sync::LazyLock::new
 /// else changed the state first (nothing was written; the transaction must then be rolled back).
 pub async fn write_state(
     tx: &mut Transaction<'_, Postgres>,
-    w: &StateWrite<'_>,
+    w: &StateWrite,
 ) -> Result<Option<i64>, StoreError> {
-    write_with(WRITE_STATE.as_str(), &mut **tx, w).await
+    let written = write_with(WRITE_STATES.as_str(), &mut **tx, std::slice::from_ref(w)).await?;
+    Ok(written.into_iter().next().flatten())
 }
 
-/// [`write_state`] as a transaction of its own that commits without waiting for its WAL flush,
-/// on any connection (see [`WRITE_STATE_ALONE`]); `None` when the base was stale, and then
-/// nothing was written.
-pub async fn write_state_alone<'c, E>(
+/// Many experiments' [`write_state`] in one statement, a transaction of its own that commits
+/// without waiting for its WAL flush, on any connection (see [`WRITE_STATES_ALONE`]). Returns,
+/// for each write in the order given, its new version, or `None` when its base was stale and
+/// nothing of it was written; the others are written all the same.
+pub async fn write_states_alone<'c, E>(
     executor: E,
-    w: &StateWrite<'_>,
-) -> Result<Option<i64>, StoreError>
+    writes: &[StateWrite],
+) -> Result<Vec<Option<i64>>, StoreError>
 where
     E: sqlx::Executor<'c, Database = Postgres>,
 {
-    write_with(WRITE_STATE_ALONE.as_str(), executor, w).await
+    write_with(WRITE_STATES_ALONE.as_str(), executor, writes).await
 }
 
+/// Binds `writes` to one of [`write_states_sql`]'s statements, in experiment order (the order
+/// their rows are locked in anyway), and answers in the order given.
 async fn write_with<'c, E>(
     sql: &str,
     executor: E,
-    w: &StateWrite<'_>,
-) -> Result<Option<i64>, StoreError>
+    writes: &[StateWrite],
+) -> Result<Vec<Option<i64>>, StoreError>
 where
     E: sqlx::Executor<'c, Database = Postgres>,
 {
-    let &(written, through) = w
-        .applications
-        .last()
-        .expect("a state write carries at least its own application");
-    let (win_x, win_y, win_n) = count_upsert::columns(w.win_cells);
-    let (tie_x, tie_y, tie_n) = count_upsert::columns(w.tie_cells);
-    let version: Option<i64> = sqlx::query_scalar(sql)
-        .bind(w.experiment)
-        .bind(w.policy_state)
-        .bind(w.applied)
-        .bind(w.ties)
-        .bind(through.0)
-        .bind(through.1)
-        .bind(w.from_version)
-        .bind(&win_x)
-        .bind(&win_y)
-        .bind(&win_n)
-        .bind(&tie_x)
-        .bind(&tie_y)
-        .bind(&tie_n)
-        .bind(w.at)
-        .bind(written)
-        .bind(w.applications.iter().map(|a| a.0).collect::<Vec<i64>>())
-        .bind(w.applications.iter().map(|a| a.1.0).collect::<Vec<i64>>())
-        .bind(w.applications.iter().map(|a| a.1.1).collect::<Vec<Uuid>>())
-        .fetch_optional(executor)
+    let mut order: Vec<usize> = (0..writes.len()).collect();
+    order.sort_by_key(|&k| writes[k].experiment);
+    let sorted = || order.iter().map(|&k| &writes[k]);
+    let last = |w: &StateWrite| {
+        *w.applications
+            .last()
+            .expect("a state write carries at least its own application")
+    };
+    // Each write's log entries and cells, tagged with its place `i` (from 1) in the arrays.
+    let mut logs = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut wins = count_upsert::Columns::default();
+    let mut ties = count_upsert::Columns::default();
+    for (i, w) in (1i64..).zip(sorted()) {
+        for &(version, (xid, duel)) in &w.applications {
+            logs.0.push(i);
+            logs.1.push(version);
+            logs.2.push(xid);
+            logs.3.push(duel);
+        }
+        wins.add(i, &w.win_cells);
+        ties.add(i, &w.tie_cells);
+    }
+    let rows: Vec<(i64, i64)> = sqlx::query_as(sql)
+        .bind(sorted().map(|w| w.experiment).collect::<Vec<i64>>())
+        .bind(sorted().map(|w| w.from_version).collect::<Vec<i64>>())
+        .bind(sorted().map(|w| last(w).0).collect::<Vec<i64>>())
+        .bind(sorted().map(|w| &w.policy_state).collect::<Vec<_>>())
+        .bind(sorted().map(|w| w.applied).collect::<Vec<i64>>())
+        .bind(sorted().map(|w| w.ties).collect::<Vec<i64>>())
+        .bind(sorted().map(|w| last(w).1.0).collect::<Vec<i64>>())
+        .bind(sorted().map(|w| last(w).1.1).collect::<Vec<Uuid>>())
+        .bind(sorted().map(|w| w.at).collect::<Vec<_>>())
+        .bind(&logs.0)
+        .bind(&logs.1)
+        .bind(&logs.2)
+        .bind(&logs.3)
+        .bind(&wins.write)
+        .bind(&wins.x)
+        .bind(&wins.y)
+        .bind(&wins.n)
+        .bind(&ties.write)
+        .bind(&ties.x)
+        .bind(&ties.y)
+        .bind(&ties.n)
+        .fetch_all(executor)
         .await?;
-    Ok(version)
+    let mut versions = vec![None; writes.len()];
+    for (i, version) in rows {
+        if let Some(&k) = usize::try_from(i - 1).ok().and_then(|i| order.get(i)) {
+            versions[k] = Some(version);
+        }
+    }
+    Ok(versions)
 }
 
 /// Begins an application's transaction, one that commits without waiting for its WAL to reach

@@ -20,9 +20,9 @@ pub(crate) mod telemetry;
 pub(crate) mod unit_windows;
 pub(crate) mod webhooks;
 
-// What the tests reach besides the embedded Postgres: a state written alone, the rows to apply
+// What the tests reach besides the embedded Postgres: states written alone, the rows to apply
 // read for many experiments, and two counts.
-pub use apply::{Cursor, PendingRow, StateWrite, pending_many, write_state_alone};
+pub use apply::{Cursor, PendingRow, StateWrite, pending_many, write_states_alone};
 pub use retention::outcome_rows;
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::helpers::http_server::{TestApp, spawn_app_with, test_options};
 use crate::helpers::postgres::fresh_database;
-use joust::store::{StateWrite, write_state_alone};
+use joust::store::{StateWrite, write_states_alone};
 
 /// Records `synchronous_commit` as it is when a transaction that logged an application commits
 /// (a deferred constraint trigger runs at the commit, inside the transaction).
@@ -63,19 +63,19 @@ async fn an_application_alone_commits_without_its_flush_and_leaves_the_session_a
     }
 
     let (version, policy_state, xid, duel) = state_row(&mut conn, id).await;
-    let write = StateWrite {
+    let write = [StateWrite {
         experiment: id,
         from_version: version,
-        applications: &[(version + 1, (xid, duel))],
-        policy_state: &policy_state,
+        applications: vec![(version + 1, (xid, duel))],
+        policy_state,
         applied: 2,
         ties: 0,
         at: chrono::Utc::now(),
-        win_cells: &[(0, 1, 2)],
-        tie_cells: &[],
-    };
-    let written = write_state_alone(&mut *conn, &write).await.unwrap();
-    assert_eq!(written, Some(version + 1));
+        win_cells: vec![(0, 1, 2)],
+        tie_cells: vec![],
+    }];
+    let written = write_states_alone(&mut *conn, &write).await.unwrap();
+    assert_eq!(written, [Some(version + 1)]);
     assert_eq!(
         recorded_settings(&mut conn).await,
         ["off"],
@@ -91,7 +91,10 @@ async fn an_application_alone_commits_without_its_flush_and_leaves_the_session_a
     );
 
     // The same write again starts from a version that is gone: nothing is written.
-    assert_eq!(write_state_alone(&mut *conn, &write).await.unwrap(), None);
+    assert_eq!(
+        write_states_alone(&mut *conn, &write).await.unwrap(),
+        [None]
+    );
     assert_eq!(state_row(&mut conn, id).await.0, version + 1);
     let wins: i64 = sqlx::query_scalar(
         "SELECT wins FROM win_counts WHERE experiment_id = $1 AND winner = 0 AND loser = 1",
@@ -114,20 +117,20 @@ async fn a_write_of_held_applications_logs_each_one_and_moves_to_the_last_versio
         (version + 2, (xid, duel)),
         (version + 3, (xid, duel)),
     ];
-    let write = StateWrite {
+    let write = [StateWrite {
         experiment: id,
         from_version: version,
-        applications: &held,
-        policy_state: &policy_state,
+        applications: held.to_vec(),
+        policy_state,
         applied: 3,
         ties: 1,
         at: chrono::Utc::now(),
-        win_cells: &[(0, 1, 2), (2, 1, 1)],
-        tie_cells: &[(0, 2, 1)],
-    };
+        win_cells: vec![(0, 1, 2), (2, 1, 1)],
+        tie_cells: vec![(0, 2, 1)],
+    }];
     assert_eq!(
-        write_state_alone(&mut *conn, &write).await.unwrap(),
-        Some(version + 3)
+        write_states_alone(&mut *conn, &write).await.unwrap(),
+        [Some(version + 3)]
     );
     let logged: Vec<i64> = sqlx::query_scalar(
         "SELECT version FROM outcome_applies WHERE experiment_id = $1 ORDER BY version",
@@ -146,6 +149,170 @@ async fn a_write_of_held_applications_logs_each_one_and_moves_to_the_last_versio
     .unwrap();
     assert_eq!((applied, ties), (3, 1));
     // A write fenced on the version the held ones started from finds it gone: nothing changes.
-    assert_eq!(write_state_alone(&mut *conn, &write).await.unwrap(), None);
+    assert_eq!(
+        write_states_alone(&mut *conn, &write).await.unwrap(),
+        [None]
+    );
     assert_eq!(state_row(&mut conn, id).await.0, version + 3);
+}
+
+/// A write of experiment `id` from its stored state to the next version, adding `wins` to the
+/// cell (0, 1) and a tie to (0, 2); `from_version` as given.
+fn next_write(id: i64, row: &StateRow, from_version: i64, wins: i64) -> StateWrite {
+    let (version, policy_state, xid, duel) = row.clone();
+    StateWrite {
+        experiment: id,
+        from_version,
+        applications: vec![(version + 1, (xid, duel))],
+        policy_state,
+        applied: wins,
+        ties: 1,
+        at: chrono::Utc::now(),
+        win_cells: vec![(0, 1, wins)],
+        tie_cells: vec![(0, 2, 1)],
+    }
+}
+
+/// The stored counts of an experiment: (version, applied, ties, wins of 0 over 1, ties of 0 and
+/// 2, versions logged).
+async fn stored(conn: &mut sqlx::PgConnection, id: i64) -> (i64, i64, i64, i64, i64, Vec<i64>) {
+    sqlx::query_as(
+        "SELECT s.version, s.outcomes_applied, s.ties_applied,
+                COALESCE((SELECT wins FROM win_counts w WHERE w.experiment_id = $1
+                          AND w.winner = 0 AND w.loser = 1), 0),
+                COALESCE((SELECT ties FROM tie_counts t WHERE t.experiment_id = $1
+                          AND t.a = 0 AND t.b = 2), 0),
+                ARRAY(SELECT version FROM outcome_applies a WHERE a.experiment_id = $1
+                      ORDER BY version)
+         FROM experiment_state s WHERE s.experiment_id = $1",
+    )
+    .bind(id)
+    .fetch_one(conn)
+    .await
+    .unwrap()
+}
+
+/// Three more experiments on the app's database, besides the first.
+async fn three_more(app: &TestApp) -> Vec<i64> {
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(
+            app.create_experiment(&["a", "b", "c"], json!({"name": "rucb"}))
+                .await,
+        );
+    }
+    ids
+}
+
+#[tokio::test]
+async fn a_batch_writes_every_experiment_whose_base_is_current_and_nothing_of_a_stale_one() {
+    let (app, pool, first) = experiment().await;
+    let mut ids = vec![first];
+    ids.extend(three_more(&app).await);
+    let mut conn = pool.acquire().await.unwrap();
+    let mut rows = Vec::new();
+    for &id in &ids {
+        rows.push(state_row(&mut conn, id).await);
+    }
+    let before: Vec<_> = {
+        let mut b = Vec::new();
+        for &id in &ids {
+            b.push(stored(&mut conn, id).await);
+        }
+        b
+    };
+    // Out of experiment order, and the third one fenced on a version that is not stored.
+    let stale = 2;
+    let order = [3, 0, 2, 1];
+    let writes: Vec<StateWrite> = order
+        .iter()
+        .map(|&k| {
+            let from = rows[k].0 - i64::from(k == stale);
+            next_write(ids[k], &rows[k], from, k as i64 + 1)
+        })
+        .collect();
+    let written = write_states_alone(&mut *conn, &writes).await.unwrap();
+    let expected: Vec<Option<i64>> = order
+        .iter()
+        .map(|&k| (k != stale).then_some(rows[k].0 + 1))
+        .collect();
+    assert_eq!(
+        written, expected,
+        "answers in the order the writes were given"
+    );
+    for (k, &id) in ids.iter().enumerate() {
+        let now = stored(&mut conn, id).await;
+        if k == stale {
+            assert_eq!(now, before[k], "the stale write changed nothing");
+            continue;
+        }
+        let (version, applied, ties, _, _, logged) = &before[k];
+        let mut logged = logged.clone();
+        logged.push(version + 1);
+        let wins = k as i64 + 1;
+        assert_eq!(
+            now,
+            (version + 1, applied + wins, ties + 1, wins, 1, logged),
+            "experiment {k}: its version, counters, cells and log written"
+        );
+    }
+}
+
+#[tokio::test]
+async fn two_writes_of_one_experiment_in_a_batch_write_one_of_them_whole() {
+    let (_app, pool, id) = experiment().await;
+    let mut conn = pool.acquire().await.unwrap();
+    let row = state_row(&mut conn, id).await;
+    let writes = [
+        next_write(id, &row, row.0, 2),
+        next_write(id, &row, row.0, 5),
+    ];
+    let written = write_states_alone(&mut *conn, &writes).await.unwrap();
+    let winner = match written.as_slice() {
+        [Some(_), None] => 2,
+        [None, Some(_)] => 5,
+        other => panic!("exactly one of the two writes: {other:?}"),
+    };
+    let (version, applied, ties, wins, tied, logged) = stored(&mut conn, id).await;
+    assert_eq!((version, applied, ties), (row.0 + 1, winner, 1));
+    assert_eq!((wins, tied), (winner, 1), "only the written one's cells");
+    assert_eq!(logged, [row.0 + 1], "only the written one's log entry");
+}
+
+#[tokio::test]
+async fn concurrent_batches_over_the_same_experiments_in_opposite_orders_do_not_deadlock() {
+    let (app, pool, first) = experiment().await;
+    let mut ids = vec![first];
+    ids.extend(three_more(&app).await);
+    let mut reversed = ids.clone();
+    reversed.reverse();
+    for _ in 0..20 {
+        let mut conn = pool.acquire().await.unwrap();
+        let mut rows = Vec::new();
+        for &id in &ids {
+            rows.push((id, state_row(&mut conn, id).await));
+        }
+        drop(conn);
+        let batch = |order: &[i64]| -> Vec<StateWrite> {
+            order
+                .iter()
+                .map(|id| {
+                    let row = &rows.iter().find(|(i, _)| i == id).unwrap().1;
+                    next_write(*id, row, row.0, 1)
+                })
+                .collect()
+        };
+        let (a, b) = (batch(&ids), batch(&reversed));
+        let (a, b) = tokio::join!(write_states_alone(&pool, &a), write_states_alone(&pool, &b));
+        let (a, b) = (a.expect("no deadlock"), b.expect("no deadlock"));
+        // Both started from the same versions: each experiment is written by exactly one.
+        for (k, written) in a.iter().enumerate() {
+            let other = b[ids.len() - 1 - k];
+            assert!(
+                written.is_some() != other.is_some(),
+                "experiment {} written by exactly one batch: {written:?} {other:?}",
+                ids[k]
+            );
+        }
+    }
 }

@@ -20,6 +20,7 @@ use crate::store;
 use crate::store::apply::{self as store_apply, PendingRow, StateWrite};
 
 use super::checkpoint::{self, Counted, Unwritten};
+use super::checkpoint_writer::CheckpointWriter;
 use super::history::{self, HistoryClock};
 use super::{decision_events, metric_outcomes, segment_counts, unit_evidence};
 use crate::engine::EngineError;
@@ -42,9 +43,12 @@ pub enum Applied {
 /// Applies `rows` (in apply order, all after `base.applied_through`) to `base` and writes the
 /// result back in one transaction, with `held`, the applications made on the stored version in
 /// memory since (they made `base`); or, when the application writes nothing but the state and
-/// its counts and `interval` allows, holds it in memory too ([`super::checkpoint`]).
+/// its counts and `interval` allows, holds it in memory too ([`super::checkpoint`]). Such a
+/// write, when it cannot be held, goes with other experiments' to `writer`, at once when no
+/// interval is allowed (a graceful stop waits for it).
 pub async fn apply_outcomes(
     pool: &sqlx::PgPool,
+    writer: &CheckpointWriter,
     history: &HistoryClock,
     base: Arc<Snapshot>,
     rows: Vec<PendingRow>,
@@ -161,16 +165,16 @@ pub async fn apply_outcomes(
     let write = StateWrite {
         experiment: id,
         from_version,
-        applications: &applications,
-        policy_state: &policy_state,
+        applications,
+        policy_state,
         applied: carried.applied,
         ties: carried.ties,
         at: snap.updated_at,
-        win_cells: &wins,
-        tie_cells: &ties,
+        win_cells: wins,
+        tie_cells: ties,
     };
     if alone {
-        return Ok(match store_apply::write_state_alone(pool, &write).await? {
+        return Ok(match writer.write(write, interval.is_zero()).await? {
             Some(_) => Applied::Written(Box::new(snap)),
             None => Applied::Stale,
         });
@@ -200,12 +204,14 @@ pub async fn apply_outcomes(
 /// Writes the applications `held` in memory since the stored version `from_version`: `base` is
 /// the snapshot the last of them made. Its version and write time are written as they are, so
 /// answers tagged with them stay current. `None` when the stored version changed meanwhile:
-/// nothing was written.
+/// nothing was written. The write goes with other experiments' to `writer`; `urgent` when
+/// something waits for it.
 pub async fn write_held(
-    pool: &sqlx::PgPool,
+    writer: &CheckpointWriter,
     base: Arc<Snapshot>,
     from_version: i64,
     held: Unwritten,
+    urgent: bool,
 ) -> Result<Option<Box<Snapshot>>, EngineError> {
     let (mut snap, policy_state) = offload(base.names.len(), move || {
         let policy_state = PersistedPolicy::to_json(&base.state);
@@ -217,15 +223,15 @@ pub async fn write_held(
     let write = StateWrite {
         experiment: snap.id,
         from_version,
-        applications: &held.applications,
-        policy_state: &policy_state,
+        applications: held.applications,
+        policy_state,
         applied: held.counted.applied,
         ties: held.counted.ties,
         at: snap.updated_at,
-        win_cells: &wins,
-        tie_cells: &ties,
+        win_cells: wins,
+        tie_cells: ties,
     };
-    let written = store_apply::write_state_alone(pool, &write).await?;
+    let written = writer.write(write, urgent).await?;
     Ok(written.map(|_| Box::new(snap)))
 }
 

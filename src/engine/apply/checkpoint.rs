@@ -28,7 +28,8 @@
 //! application's rows stay known and in order, as replay needs.
 //!
 //! **What others see.** Other replicas read the stored state, so outcomes reach them at most an
-//! interval (and their refresh) later than before. A stored version newer than the one the
+//! interval and a tenth (the checkpoint writer's gathering, [`super::checkpoint_writer`]), and
+//! their refresh, later than before. A stored version newer than the one the
 //! chain started from (an administrative change) replaces the cached chain, which is then
 //! applied again on it; a graceful shutdown writes every chain first.
 

@@ -236,17 +236,16 @@ async fn write(
         Some(c) => (c.wins(), c.ties()),
         None => (Vec::new(), Vec::new()),
     };
-    let applications = [(snap.version, snap.applied_through)];
     let write = StateWrite {
         experiment: id,
         from_version: snap.version - 1,
-        applications: &applications,
-        policy_state: &policy_state,
+        applications: vec![(snap.version, snap.applied_through)],
+        policy_state,
         applied,
         ties,
         at: snap.updated_at,
-        win_cells: &win_cells,
-        tie_cells: &tie_cells,
+        win_cells,
+        tie_cells,
     };
     // The state row first: its lock orders this write after any other, and a stale base stops
     // here, before anything else is written.

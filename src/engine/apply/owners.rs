@@ -27,6 +27,7 @@ use crate::store::{self, StoreError, notices};
 
 use super::application::{Applied, apply_outcomes, write_held};
 use super::checkpoint::Unwritten;
+use super::checkpoint_writer::CheckpointWriter;
 use super::fetcher::Fetcher;
 use super::history::HistoryClock;
 use super::metric_outcomes;
@@ -109,6 +110,8 @@ pub struct Owners {
     settling: Arc<AtomicBool>,
     /// Reads the rows every applier asks for, many experiments per statement.
     fetcher: Arc<Fetcher>,
+    /// Writes the checkpoints every applier sends, many experiments per statement.
+    writer: Arc<CheckpointWriter>,
     inner: Mutex<Inner>,
     /// Wakes the ownership loop early (an outcome of an experiment not owned here).
     nudge: Arc<Notify>,
@@ -132,6 +135,7 @@ impl Owners {
         let (ended, ended_rx) = mpsc::unbounded_channel();
         let owners = Arc::new(Owners {
             fetcher: Arc::new(Fetcher::start(pool.clone(), MAX_APPLY)),
+            writer: Arc::new(CheckpointWriter::start(pool.clone(), checkpoint_interval)),
             pool,
             cache,
             history,
@@ -411,6 +415,7 @@ impl Owners {
             checkpoint_interval: self.checkpoint_interval,
             settling: self.settling.clone(),
             fetcher: self.fetcher.clone(),
+            writer: self.writer.clone(),
             read_waits: false,
             held: None,
             alive: owned.alive.clone(),
@@ -537,6 +542,7 @@ struct Applier {
     checkpoint_interval: Duration,
     settling: Arc<AtomicBool>,
     fetcher: Arc<Fetcher>,
+    writer: Arc<CheckpointWriter>,
     /// A read waits for this replica's outcomes: the next read of rows goes at once.
     read_waits: bool,
     /// The applications made in memory and not written yet, with the snapshot they made.
@@ -601,7 +607,9 @@ impl Applier {
             // A stored version replaced them: their rows are applied again on it.
             return Ok(Step::More { full: true });
         };
-        match write_held(&self.pool, base, from_version, held).await? {
+        // At a graceful stop (no interval), the stop waits for it: written at once.
+        let urgent = self.interval().is_zero();
+        match write_held(&self.writer, base, from_version, held, urgent).await? {
             Some(snap) => {
                 self.cache.put(*snap);
                 Ok(Step::Idle)
@@ -754,6 +762,7 @@ impl Applier {
         let held = self.held.take();
         match apply_outcomes(
             &self.pool,
+            &self.writer,
             &self.history,
             base.clone(),
             rows,

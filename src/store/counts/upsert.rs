@@ -69,10 +69,12 @@ pub enum Key<'a> {
 }
 
 /// The upsert of an unkeyed `table` as one part of a larger statement (a data-modifying `WITH`
-/// query): the experiment in parameter `$experiment`, the cells' three columns in `$cells`,
-/// `$cells + 1` and `$cells + 2` (`int[]`, `int[]`, `bigint[]`), added only when `condition`
-/// holds. Empty arrays add nothing. What [`add`] writes, without a round trip of its own.
-pub fn upsert_part(table: &CountTable, experiment: usize, cells: usize, condition: &str) -> String {
+/// query) that writes several experiments: the cells' columns in `$cells` (the number of the
+/// write each cell belongs to, `bigint[]`) and `$cells + 1` to `$cells + 3` (`int[]`, `int[]`,
+/// `bigint[]`, as [`Columns`] binds them); `written` names a query of the writes that happen, by
+/// number `i` with their `experiment_id`. Only their cells are added, to their experiment; empty
+/// arrays add nothing. What [`add`] writes, without a round trip of its own.
+pub fn upsert_part(table: &CountTable, cells: usize, written: &str) -> String {
     assert!(table.key.is_none(), "{} is keyed", table.name);
     let CountTable {
         name,
@@ -80,19 +82,42 @@ pub fn upsert_part(table: &CountTable, experiment: usize, cells: usize, conditio
         count,
         ..
     } = table;
-    let (c1, c2) = (cells + 1, cells + 2);
+    let (c1, c2, c3) = (cells + 1, cells + 2, cells + 3);
     format!(
         "INSERT INTO {name} (experiment_id, {x}, {y}, {count})
-         SELECT ${experiment}, x, y, n
-         FROM UNNEST(${cells}::int[], ${c1}::int[], ${c2}::bigint[]) AS t(x, y, n)
-         WHERE {condition}
+         SELECT w.experiment_id, t.x, t.y, t.n
+         FROM UNNEST(${cells}::bigint[], ${c1}::int[], ${c2}::int[], ${c3}::bigint[])
+              AS t(i, x, y, n)
+         JOIN {written} w ON w.i = t.i
          ON CONFLICT (experiment_id, {x}, {y})
          DO UPDATE SET {count} = {name}.{count} + EXCLUDED.{count}"
     )
 }
 
-/// The columns of `(x, y, n)` cells, as [`upsert_part`] and [`add`] bind them.
-pub fn columns(cells: &[(i32, i32, i64)]) -> (Vec<i32>, Vec<i32>, Vec<i64>) {
+/// The cells of several writes as [`upsert_part`] binds them: each cell's write, and its
+/// `(x, y, n)`.
+#[derive(Default)]
+pub struct Columns {
+    pub write: Vec<i64>,
+    pub x: Vec<i32>,
+    pub y: Vec<i32>,
+    pub n: Vec<i64>,
+}
+
+impl Columns {
+    /// Adds the cells of write number `write`.
+    pub fn add(&mut self, write: i64, cells: &[(i32, i32, i64)]) {
+        for &(x, y, n) in cells {
+            self.write.push(write);
+            self.x.push(x);
+            self.y.push(y);
+            self.n.push(n);
+        }
+    }
+}
+
+/// The columns of `(x, y, n)` cells, as [`add`] binds them.
+fn columns(cells: &[(i32, i32, i64)]) -> (Vec<i32>, Vec<i32>, Vec<i64>) {
     let mut xs = Vec::with_capacity(cells.len());
     let mut ys = Vec::with_capacity(cells.len());
     let mut ns = Vec::with_capacity(cells.len());
