@@ -4,7 +4,8 @@
 //! Every state keeps its win matrix (dense `u32` wins and ties, 8 bytes per pair of rankers, up
 //! to [`DENSE_LIMIT`] rankers; sparse above, growing with the pairs actually compared) and
 //! per-ranker data (names, flags, counters), and the decision's lower bound per ordered pair
-//! (`f32`, 4 bytes per pair, up to [`KEPT_BOUNDS`] rankers). On top of that, some policies keep a value per pair
+//! with a transposed copy (`f32`, 8.5 bytes per pair with their block minimums, up to
+//! [`KEPT_BOUNDS`] rankers). On top of that, some policies keep a value per pair
 //! of rankers, O(K^2); the others keep O(K):
 //!
 //! | policy | growth | what grows |
@@ -51,8 +52,10 @@ pub fn estimate_memory(spec: &PolicySpec, k: usize) -> Result<MemoryEstimate, Sp
     } else {
         0
     };
+    // The bounds and their transposed copy (each arm's strongest beater), 4 bytes per pair each,
+    // and both copies' block minimums: 4 bytes per block of 16 pairs of a row, twice.
     let bounds = if k <= KEPT_BOUNDS as u64 {
-        4 * pairs
+        8 * pairs + 8 * k * k.div_ceil(16)
     } else {
         0
     };

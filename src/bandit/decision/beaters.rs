@@ -33,7 +33,7 @@ impl Beaters {
                 negated[j * k + i] = -lower[i * k + j];
             }
         }
-        let at = -beat.next_up();
+        let at = -next_up(beat);
         let minima = RowMinima::build(k, &negated, active, at);
         Beaters {
             k,
@@ -61,6 +61,18 @@ impl Beaters {
     }
 }
 
+/// The least `f32` above `x` (`f32::next_up`, which is newer than the crate's minimum Rust).
+fn next_up(x: f32) -> f32 {
+    if x.is_nan() || x == f32::INFINITY {
+        return x;
+    }
+    if x == 0.0 {
+        return f32::from_bits(1);
+    }
+    let bits = x.to_bits();
+    f32::from_bits(if x > 0.0 { bits + 1 } else { bits - 1 })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -80,6 +92,19 @@ mod tests {
     }
 
     #[test]
+    fn next_up_is_the_least_float_above() {
+        for x in [0.5f32, 0.75, -0.5, 0.0, -0.0, 1e-40, -1e-40, f32::MAX / 2.0] {
+            let up = next_up(x);
+            assert!(up > x, "{x}");
+            // Nothing lies between: the midpoint rounds to one of the two.
+            let mid = (x as f64 + up as f64) / 2.0;
+            assert!(mid as f32 == x || mid as f32 == up, "{x}");
+        }
+        assert_eq!(next_up(f32::NEG_INFINITY), f32::MIN);
+        assert_eq!(next_up(f32::INFINITY), f32::INFINITY);
+    }
+
+    #[test]
     fn kept_beaters_choose_as_a_scan_of_the_column() {
         let mut rng = BanditRng::seed_from_u64(6);
         let beat = 0.5;
@@ -90,7 +115,7 @@ mod tests {
             let pick = |rng: &mut BanditRng| match rng.random_range(0..7) {
                 0 => f32::NEG_INFINITY,
                 1 => beat,
-                2 => beat.next_up(),
+                2 => next_up(beat),
                 v => 0.15 * v as f32,
             };
             let mut lower: Vec<f32> = (0..k * k).map(|_| pick(&mut rng)).collect();

@@ -15,7 +15,8 @@ use super::row_minima::RowMinima;
 use super::settings::DecisionSettings;
 use crate::bandit::{Arm, View};
 
-/// Most arms for which every pair's lower bound is kept (4 MB at this size).
+/// Most arms for which every pair's lower bound is kept (8.5 MB at this size, with the
+/// transposed copy of [`Beaters`] and both copies' block minimums).
 pub const KEPT_BOUNDS: usize = 1024;
 
 /// The confident statements of the Condorcet decision, per arm and per pair.
