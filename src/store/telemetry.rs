@@ -4,12 +4,11 @@ use sqlx::PgPool;
 
 use super::StoreError;
 
-/// The counters of one running experiment.
+/// The counters of one running experiment that only the database holds (its applied counts are
+/// the snapshot's: the owner's may be ahead of the stored row until its next checkpoint).
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct ExperimentCounts {
     pub id: i64,
-    pub outcomes_applied: i64,
-    pub ties_applied: i64,
     /// As flushed by every replica.
     pub duels_issued: i64,
 }
@@ -20,10 +19,10 @@ pub async fn running(
     limit: i64,
 ) -> Result<(Vec<ExperimentCounts>, i64), StoreError> {
     let rows = sqlx::query_as(
-        "SELECT e.id, s.outcomes_applied, s.ties_applied,
+        "SELECT e.id,
                 COALESCE((SELECT SUM(issued) FROM duel_counters d WHERE d.experiment_id = e.id), 0)::BIGINT
                     AS duels_issued
-         FROM experiments e JOIN experiment_state s ON s.experiment_id = e.id
+         FROM experiments e
          WHERE e.deleted_at IS NULL AND e.status = 'running'
          ORDER BY e.id LIMIT $1",
     )

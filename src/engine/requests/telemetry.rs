@@ -67,8 +67,10 @@ impl Engine {
             };
             out.push(ExperimentCounters {
                 id: row.id,
-                outcomes_applied: row.outcomes_applied,
-                ties_recorded: row.ties_applied,
+                // The snapshot's, as the API reports them: on the owner it may be ahead of the
+                // stored row by the outcomes held until the next checkpoint.
+                outcomes_applied: snap.outcomes_applied,
+                ties_recorded: snap.ties_applied,
                 duels_issued: row.duels_issued + self.cache.unflushed_duels(row.id) as i64,
                 // Computed once per version and shared with the API.
                 champion_confident: snap.champion().confident,
