@@ -142,9 +142,10 @@ pub struct StateWrite {
 /// application carries a row or two, and those round trips were most of an outcome's cost), and
 /// one for many saves the statements and commits of all but one (docs/benchmarks.md).
 ///
-/// `locked` takes the state rows' locks in experiment order before any is updated, so two
-/// batches (or a batch and an administrative change, which locks one row) cannot each wait for
-/// a row the other holds; every other part writes only for an experiment whose state row this
+/// `locked` takes the state rows' locks in experiment order before any is updated, whatever
+/// order the writes come in, so two batches (or a batch and an administrative change, which
+/// locks one row) cannot each wait for a row the other holds (materialized, so that it is not
+/// folded into the update's join, whose plan would set the order); every other part writes only for an experiment whose state row this
 /// statement updated, so its rows are reached under that lock. A stale base writes nothing for
 /// its experiment, and the others still write. Each write is numbered (`i`, its place in the
 /// arrays) and its log entries and cells carry that number, so two writes of one experiment in
@@ -158,7 +159,7 @@ fn write_states_sql(last: &str) -> String {
                                   $9::timestamptz[])
                  WITH ORDINALITY AS w(experiment_id, from_version, version, policy_state,
                                       applied, ties, xid, duel, at, i)
-         ), locked AS (
+         ), locked AS MATERIALIZED (
              SELECT experiment_id FROM experiment_state WHERE experiment_id = ANY($1::bigint[])
              ORDER BY experiment_id FOR UPDATE
          ), state AS (
@@ -225,8 +226,8 @@ where
     write_with(WRITE_STATES_ALONE.as_str(), executor, writes).await
 }
 
-/// Binds `writes` to one of [`write_states_sql`]'s statements, in experiment order (the order
-/// their rows are locked in anyway), and answers in the order given.
+/// Binds `writes` to one of [`write_states_sql`]'s statements (the statement orders the rows'
+/// locks itself) and answers in the order given.
 async fn write_with<'c, E>(
     sql: &str,
     executor: E,
@@ -235,9 +236,7 @@ async fn write_with<'c, E>(
 where
     E: sqlx::Executor<'c, Database = Postgres>,
 {
-    let mut order: Vec<usize> = (0..writes.len()).collect();
-    order.sort_by_key(|&k| writes[k].experiment);
-    let sorted = || order.iter().map(|&k| &writes[k]);
+    let all = || writes.iter();
     let last = |w: &StateWrite| {
         *w.applications
             .last()
@@ -247,7 +246,7 @@ where
     let mut logs = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut wins = count_upsert::Columns::default();
     let mut ties = count_upsert::Columns::default();
-    for (i, w) in (1i64..).zip(sorted()) {
+    for (i, w) in (1i64..).zip(all()) {
         for &(version, (xid, duel)) in &w.applications {
             logs.0.push(i);
             logs.1.push(version);
@@ -258,15 +257,15 @@ where
         ties.add(i, &w.tie_cells);
     }
     let rows: Vec<(i64, i64)> = sqlx::query_as(sql)
-        .bind(sorted().map(|w| w.experiment).collect::<Vec<i64>>())
-        .bind(sorted().map(|w| w.from_version).collect::<Vec<i64>>())
-        .bind(sorted().map(|w| last(w).0).collect::<Vec<i64>>())
-        .bind(sorted().map(|w| &w.policy_state).collect::<Vec<_>>())
-        .bind(sorted().map(|w| w.applied).collect::<Vec<i64>>())
-        .bind(sorted().map(|w| w.ties).collect::<Vec<i64>>())
-        .bind(sorted().map(|w| last(w).1.0).collect::<Vec<i64>>())
-        .bind(sorted().map(|w| last(w).1.1).collect::<Vec<Uuid>>())
-        .bind(sorted().map(|w| w.at).collect::<Vec<_>>())
+        .bind(all().map(|w| w.experiment).collect::<Vec<i64>>())
+        .bind(all().map(|w| w.from_version).collect::<Vec<i64>>())
+        .bind(all().map(|w| last(w).0).collect::<Vec<i64>>())
+        .bind(all().map(|w| &w.policy_state).collect::<Vec<_>>())
+        .bind(all().map(|w| w.applied).collect::<Vec<i64>>())
+        .bind(all().map(|w| w.ties).collect::<Vec<i64>>())
+        .bind(all().map(|w| last(w).1.0).collect::<Vec<i64>>())
+        .bind(all().map(|w| last(w).1.1).collect::<Vec<Uuid>>())
+        .bind(all().map(|w| w.at).collect::<Vec<_>>())
         .bind(&logs.0)
         .bind(&logs.1)
         .bind(&logs.2)
@@ -283,8 +282,12 @@ where
         .await?;
     let mut versions = vec![None; writes.len()];
     for (i, version) in rows {
-        if let Some(&k) = usize::try_from(i - 1).ok().and_then(|i| order.get(i)) {
-            versions[k] = Some(version);
+        // `i` is the write's place from 1, as the statement numbered it.
+        if let Some(v) = usize::try_from(i - 1)
+            .ok()
+            .and_then(|k| versions.get_mut(k))
+        {
+            *v = Some(version);
         }
     }
     Ok(versions)
