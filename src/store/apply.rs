@@ -120,10 +120,11 @@ pub struct StateWrite {
     /// The stored version the application started from; the write happens only if it is still
     /// current.
     pub from_version: i64,
-    /// The applications it writes, in order, at least one: each one's version and the last row
-    /// it took, logged in `outcome_applies`. The last is the version written and the new cursor:
-    /// `from_version + 1`, or more when the owner held applications in memory since
-    /// (`engine::apply::checkpoint`).
+    /// The applications it writes, in order, at least one, consecutive versions: each one's
+    /// version and the last row it took, logged together in one row of `outcome_applies` (the
+    /// view `applied_versions` shows one row per application). The last is the version written
+    /// and the new cursor: `from_version + 1`, or more when the owner held applications in
+    /// memory since (`engine::apply::checkpoint`).
     pub applications: Vec<(i64, Cursor)>,
     pub policy_state: serde_json::Value,
     pub applied: i64,
@@ -137,7 +138,8 @@ pub struct StateWrite {
 }
 
 /// The statement that writes state rows, each fenced by its own version; then, only for the
-/// rows written, each one's application log entries and its win and tie counts. One statement
+/// rows written, each one's application log row (its held applications' cursors in arrays) and
+/// its win and tie counts. One statement
 /// for one experiment saves the round trips of four (on 100 experiments nearly every
 /// application carries a row or two, and those round trips were most of an outcome's cost), and
 /// one for many saves the statements and commits of all but one (docs/benchmarks.md).
@@ -148,7 +150,7 @@ pub struct StateWrite {
 /// folded into the update's join, whose plan would set the order); every other part writes only for an experiment whose state row this
 /// statement updated, so its rows are reached under that lock. A stale base writes nothing for
 /// its experiment, and the others still write. Each write is numbered (`i`, its place in the
-/// arrays) and its log entries and cells carry that number, so two writes of one experiment in
+/// arrays) and its held cursors and cells carry that number, so two writes of one experiment in
 /// one batch write one of them whole and nothing of the other. `last` ends it: how the written
 /// writes' numbers and new versions are returned.
 fn write_states_sql(last: &str) -> String {
@@ -169,17 +171,21 @@ fn write_states_sql(last: &str) -> String {
                     applied_xid = w.xid, applied_duel = w.duel, updated_at = w.at
              FROM w JOIN locked USING (experiment_id)
              WHERE s.experiment_id = w.experiment_id AND s.version = w.from_version
-             RETURNING w.i, s.experiment_id, s.version
+             RETURNING w.i, s.experiment_id, s.version, s.applied_xid, s.applied_duel
+         ), held AS (
+             SELECT a.i, array_agg(a.xid ORDER BY a.n) AS xids, array_agg(a.duel ORDER BY a.n) AS duels
+             FROM unnest($10::bigint[], $11::bigint[], $12::uuid[]) WITH ORDINALITY AS a(i, xid, duel, n)
+             GROUP BY a.i
          ), logged AS (
-             INSERT INTO outcome_applies (experiment_id, version, through_xid, through_duel)
-             SELECT state.experiment_id, a.version, a.xid, a.duel
-             FROM unnest($10::bigint[], $11::bigint[], $12::bigint[], $13::uuid[])
-                  AS a(i, version, xid, duel)
-             JOIN state ON state.i = a.i
+             INSERT INTO outcome_applies
+                 (experiment_id, version, through_xid, through_duel, held_xids, held_duels)
+             SELECT state.experiment_id, state.version, state.applied_xid, state.applied_duel,
+                    COALESCE(held.xids, '{{}}'), COALESCE(held.duels, '{{}}')
+             FROM state LEFT JOIN held ON held.i = state.i
          ), wins AS ({}), ties AS ({})
          {last}",
-        count_upsert::upsert_part(&count_upsert::WIN_COUNTS, 14, "state"),
-        count_upsert::upsert_part(&count_upsert::TIE_COUNTS, 18, "state"),
+        count_upsert::upsert_part(&count_upsert::WIN_COUNTS, 13, "state"),
+        count_upsert::upsert_part(&count_upsert::TIE_COUNTS, 17, "state"),
     )
 }
 
@@ -242,16 +248,28 @@ where
             .last()
             .expect("a state write carries at least its own application")
     };
-    // Each write's log entries and cells, tagged with its place `i` (from 1) in the arrays.
-    let mut logs = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // Each write's held applications (all but its last, whose version and cursor the state row
+    // takes) and cells, tagged with its place `i` (from 1) in the arrays.
+    let mut held = (Vec::new(), Vec::new(), Vec::new());
     let mut wins = count_upsert::Columns::default();
     let mut ties = count_upsert::Columns::default();
     for (i, w) in (1i64..).zip(all()) {
-        for &(version, (xid, duel)) in &w.applications {
-            logs.0.push(i);
-            logs.1.push(version);
-            logs.2.push(xid);
-            logs.3.push(duel);
+        let (_, earlier) = w
+            .applications
+            .split_last()
+            .expect("a state write carries at least its own application");
+        // The log keeps the held ones' cursors in order and derives their versions from the
+        // last one's, so the chain must be consecutive, as an owner's held chain is.
+        debug_assert!(
+            w.applications
+                .windows(2)
+                .all(|pair| pair[1].0 == pair[0].0 + 1),
+            "the applications of a write are consecutive versions"
+        );
+        for &(_, (xid, duel)) in earlier {
+            held.0.push(i);
+            held.1.push(xid);
+            held.2.push(duel);
         }
         wins.add(i, &w.win_cells);
         ties.add(i, &w.tie_cells);
@@ -266,10 +284,9 @@ where
         .bind(all().map(|w| last(w).1.0).collect::<Vec<i64>>())
         .bind(all().map(|w| last(w).1.1).collect::<Vec<Uuid>>())
         .bind(all().map(|w| w.at).collect::<Vec<_>>())
-        .bind(&logs.0)
-        .bind(&logs.1)
-        .bind(&logs.2)
-        .bind(&logs.3)
+        .bind(&held.0)
+        .bind(&held.1)
+        .bind(&held.2)
         .bind(&wins.write)
         .bind(&wins.x)
         .bind(&wins.y)

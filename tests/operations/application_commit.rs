@@ -111,11 +111,12 @@ async fn an_application_alone_commits_without_its_flush_and_leaves_the_session_a
 async fn a_write_of_held_applications_logs_each_one_and_moves_to_the_last_version() {
     let (_app, pool, id) = experiment().await;
     let mut conn = pool.acquire().await.unwrap();
-    let (version, policy_state, xid, duel) = state_row(&mut conn, id).await;
+    let (version, policy_state, xid, _) = state_row(&mut conn, id).await;
+    // Each application's own last row, so the log must keep them apart and in order.
     let held = [
-        (version + 1, (xid, duel)),
-        (version + 2, (xid, duel)),
-        (version + 3, (xid, duel)),
+        (version + 1, (xid + 1, uuid::Uuid::from_u128(1))),
+        (version + 2, (xid + 1, uuid::Uuid::from_u128(7))),
+        (version + 3, (xid + 2, uuid::Uuid::from_u128(3))),
     ];
     let write = [StateWrite {
         experiment: id,
@@ -132,14 +133,24 @@ async fn a_write_of_held_applications_logs_each_one_and_moves_to_the_last_versio
         write_states_alone(&mut *conn, &write).await.unwrap(),
         [Some(version + 3)]
     );
-    let logged: Vec<i64> = sqlx::query_scalar(
-        "SELECT version FROM outcome_applies WHERE experiment_id = $1 ORDER BY version",
+    // One log row for the write; the view gives each application its version and last row.
+    let logged: Vec<(i64, i64, uuid::Uuid)> = sqlx::query_as(
+        "SELECT version, through_xid, through_duel FROM applied_versions
+         WHERE experiment_id = $1 ORDER BY version",
     )
     .bind(id)
     .fetch_all(&mut *conn)
     .await
     .unwrap();
-    assert_eq!(logged, [version + 1, version + 2, version + 3]);
+    let expected: Vec<(i64, i64, uuid::Uuid)> = held.iter().map(|&(v, (x, d))| (v, x, d)).collect();
+    assert_eq!(logged, expected);
+    let rows: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM outcome_applies WHERE experiment_id = $1")
+            .bind(id)
+            .fetch_one(&mut *conn)
+            .await
+            .unwrap();
+    assert_eq!(rows, 1);
     let (applied, ties): (i64, i64) = sqlx::query_as(
         "SELECT outcomes_applied, ties_applied FROM experiment_state WHERE experiment_id = $1",
     )
@@ -154,6 +165,59 @@ async fn a_write_of_held_applications_logs_each_one_and_moves_to_the_last_versio
         [None]
     );
     assert_eq!(state_row(&mut conn, id).await.0, version + 3);
+}
+
+/// The experiment's win counts, as (winner, loser, wins) in order.
+async fn win_cells(conn: &mut sqlx::PgConnection, id: i64) -> Vec<(i32, i32, i64)> {
+    sqlx::query_as(
+        "SELECT winner, loser, wins FROM win_counts WHERE experiment_id = $1
+         ORDER BY winner, loser",
+    )
+    .bind(id)
+    .fetch_all(conn)
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_batched_write_adds_to_counted_cells_and_inserts_new_ones() {
+    let (_app, pool, id) = experiment().await;
+    let mut conn = pool.acquire().await.unwrap();
+    let before = win_cells(&mut conn, id).await;
+    assert!(before.is_empty(), "no outcome was posted: {before:?}");
+    let row = state_row(&mut conn, id).await;
+    let mut first = next_write(id, &row, row.0, 2);
+    first.win_cells = vec![(0, 1, 2), (2, 1, 1)];
+    first.applied = 3;
+    assert_eq!(
+        write_states_alone(&mut *conn, std::slice::from_ref(&first))
+            .await
+            .unwrap(),
+        [Some(row.0 + 1)]
+    );
+    // Two counted cells and two new ones.
+    let row = state_row(&mut conn, id).await;
+    let mut second = next_write(id, &row, row.0, 3);
+    second.win_cells = vec![(0, 1, 3), (1, 0, 3), (1, 2, 1), (2, 1, 4)];
+    second.applied = 11;
+    assert_eq!(
+        write_states_alone(&mut *conn, std::slice::from_ref(&second))
+            .await
+            .unwrap(),
+        [Some(row.0 + 1)]
+    );
+    assert_eq!(
+        win_cells(&mut conn, id).await,
+        [(0, 1, 5), (1, 0, 3), (1, 2, 1), (2, 1, 5)]
+    );
+    let ties: i64 = sqlx::query_scalar(
+        "SELECT ties FROM tie_counts WHERE experiment_id = $1 AND a = 0 AND b = 2",
+    )
+    .bind(id)
+    .fetch_one(&mut *conn)
+    .await
+    .unwrap();
+    assert_eq!(ties, 2);
 }
 
 /// A write of experiment `id` from its stored state to the next version, adding `wins` to the
@@ -182,7 +246,7 @@ async fn stored(conn: &mut sqlx::PgConnection, id: i64) -> (i64, i64, i64, i64, 
                           AND w.winner = 0 AND w.loser = 1), 0),
                 COALESCE((SELECT ties FROM tie_counts t WHERE t.experiment_id = $1
                           AND t.a = 0 AND t.b = 2), 0),
-                ARRAY(SELECT version FROM outcome_applies a WHERE a.experiment_id = $1
+                ARRAY(SELECT version FROM applied_versions a WHERE a.experiment_id = $1
                       ORDER BY version)
          FROM experiment_state s WHERE s.experiment_id = $1",
     )

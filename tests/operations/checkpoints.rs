@@ -132,7 +132,7 @@ async fn the_owner_reads_held_outcomes_at_once_and_writes_them_within_the_interv
     .await;
     // Every version written is logged, the held ones included: versions are consecutive.
     let (versions, first_v, last_v): (i64, i64, i64) = sqlx::query_as(
-        "SELECT count(*), min(version), max(version) FROM outcome_applies WHERE experiment_id = $1",
+        "SELECT count(*), min(version), max(version) FROM applied_versions WHERE experiment_id = $1",
     )
     .bind(id)
     .fetch_one(&pool)
