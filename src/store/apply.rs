@@ -139,16 +139,17 @@ pub struct StateWrite {
 
 /// The statement that writes state rows, each fenced by its own version; then, only for the
 /// rows written, each one's application log row (its held applications' cursors in arrays) and
-/// its win and tie counts. One statement
-/// for one experiment saves the round trips of four (on 100 experiments nearly every
-/// application carries a row or two, and those round trips were most of an outcome's cost), and
-/// one for many saves the statements and commits of all but one (docs/benchmarks.md).
+/// its win and tie counts. One statement for one experiment saves the round trips of four (on
+/// 100 experiments nearly every application carries a row or two, and those round trips were
+/// most of an outcome's cost), and one for many saves the statements and commits of all but one
+/// (docs/benchmarks.md).
 ///
 /// `locked` takes the state rows' locks in experiment order before any is updated, whatever
 /// order the writes come in, so two batches (or a batch and an administrative change, which
 /// locks one row) cannot each wait for a row the other holds (materialized, so that it is not
-/// folded into the update's join, whose plan would set the order); every other part writes only for an experiment whose state row this
-/// statement updated, so its rows are reached under that lock. A stale base writes nothing for
+/// folded into the update's join, whose plan would set the order); every other part writes only
+/// for an experiment whose state row this statement updated, so its rows are reached under that
+/// lock. A stale base writes nothing for
 /// its experiment, and the others still write. Each write is numbered (`i`, its place in the
 /// arrays) and its held cursors and cells carry that number, so two writes of one experiment in
 /// one batch write one of them whole and nothing of the other. `last` ends it: how the written
@@ -259,13 +260,14 @@ where
             .split_last()
             .expect("a state write carries at least its own application");
         // The log keeps the held ones' cursors in order and derives their versions from the
-        // last one's, so the chain must be consecutive, as an owner's held chain is.
-        debug_assert!(
-            w.applications
-                .windows(2)
-                .all(|pair| pair[1].0 == pair[0].0 + 1),
-            "the applications of a write are consecutive versions"
-        );
+        // last one's, so a chain that skips a version would be logged wrong: refused whole.
+        if let Some(pair) = w.applications.windows(2).find(|p| p[1].0 != p[0].0 + 1) {
+            return Err(StoreError::Database(sqlx::Error::Protocol(format!(
+                "experiment {}: the applications of a write must be consecutive versions, \
+                 not {} then {}",
+                w.experiment, pair[0].0, pair[1].0
+            ))));
+        }
         for &(_, (xid, duel)) in earlier {
             held.0.push(i);
             held.1.push(xid);

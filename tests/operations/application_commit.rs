@@ -167,6 +167,23 @@ async fn a_write_of_held_applications_logs_each_one_and_moves_to_the_last_versio
     assert_eq!(state_row(&mut conn, id).await.0, version + 3);
 }
 
+#[tokio::test]
+async fn a_write_whose_applications_skip_a_version_is_refused_and_writes_nothing() {
+    let (_app, pool, id) = experiment().await;
+    let mut conn = pool.acquire().await.unwrap();
+    let row = state_row(&mut conn, id).await;
+    let mut write = next_write(id, &row, row.0, 2);
+    // The log derives the held versions from the last one: v + 1, v + 3 cannot be logged.
+    write.applications = vec![(row.0 + 1, (row.2, row.3)), (row.0 + 3, (row.2, row.3))];
+    let refused = write_states_alone(&mut *conn, std::slice::from_ref(&write)).await;
+    let message = refused
+        .expect_err("a chain that skips a version")
+        .to_string();
+    assert!(message.contains("consecutive versions"), "{message}");
+    assert_eq!(state_row(&mut conn, id).await, row);
+    assert!(win_cells(&mut conn, id).await.is_empty());
+}
+
 /// The experiment's win counts, as (winner, loser, wins) in order.
 async fn win_cells(conn: &mut sqlx::PgConnection, id: i64) -> Vec<(i32, i32, i64)> {
     sqlx::query_as(
