@@ -3,9 +3,9 @@
 //!
 //! Every state keeps its win matrix (dense `u32` wins and ties, 8 bytes per pair of rankers, up
 //! to [`DENSE_LIMIT`] rankers; sparse above, growing with the pairs actually compared) and
-//! per-ranker data (names, flags, counters), and the decision's lower bound per ordered pair
-//! with a transposed copy (`f32`, 8.5 bytes per pair with their block minimums, up to
-//! [`KEPT_BOUNDS`] rankers). On top of that, some policies keep a value per pair
+//! per-ranker data (names, flags, counters), and the decision's lower bound and evidence per
+//! ordered pair with a transposed copy of the bounds (`f32`, 12.75 bytes per pair with their
+//! block minimums, up to [`KEPT_BOUNDS`] rankers). On top of that, some policies keep a value per pair
 //! of rankers, O(K^2); the others keep O(K):
 //!
 //! | policy | growth | what grows |
@@ -52,10 +52,11 @@ pub fn estimate_memory(spec: &PolicySpec, k: usize) -> Result<MemoryEstimate, Sp
     } else {
         0
     };
-    // The bounds and their transposed copy (each arm's strongest beater), 4 bytes per pair each,
-    // and both copies' block minimums: 4 bytes per block of 16 pairs of a row, twice.
+    // The bounds, their transposed copy (each arm's strongest beater) and the evidence (the
+    // rival with the least), 4 bytes per pair each, and the three tables' block minimums: 4 bytes
+    // per block of 16 pairs of a row, three times.
     let bounds = if k <= KEPT_BOUNDS as u64 {
-        8 * pairs + 8 * k * k.div_ceil(16)
+        12 * pairs + 12 * k * k.div_ceil(16)
     } else {
         0
     };

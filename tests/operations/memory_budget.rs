@@ -11,9 +11,10 @@ use serde_json::{Value, json};
 #[tokio::test]
 async fn experiments_over_the_memory_budget_are_refused() {
     let db = postgres::fresh_database().await;
-    // 1 MiB: `dts` fits 122 rankers (64 KiB + 122 * (1 KiB + 57 bytes * 122 + 8 * 8) <= 1 MiB: 8
-    // bytes per pair of win matrix, 8 of the decision's kept bounds and their transposed copy, 41
-    // of DTS, and 8 bytes per block of 16 pairs of a row for the copies' minimums), not 123.
+    // 1 MiB: `dts` fits 118 rankers (64 KiB + 118 * (1 KiB + 61 bytes * 118 + 12 * 8) <= 1 MiB:
+    // 8 bytes per pair of win matrix, 12 of the decision's kept bounds, their transposed copy and
+    // the evidence, 41 of DTS, and 12 bytes per block of 16 pairs of a row for the three tables'
+    // minimums), not 119.
     let server = Server::start_with(&["--database-url", &db, "--max-experiment-memory-mb", "1"]);
     let client = reqwest::Client::new();
     server.wait_ready(&client).await;
@@ -24,16 +25,16 @@ async fn experiments_over_the_memory_budget_are_refused() {
             .json(&json!({"name": "big", "rankers": rankers, "policy": {"name": "dts"}}))
             .send()
     };
-    let r = create(123).await.unwrap();
+    let r = create(119).await.unwrap();
     assert_eq!(r.status(), 422);
     let body: Value = r.json().await.unwrap();
     assert_eq!(body["error"]["code"], "memory_budget_exceeded", "{body}");
     let message = body["error"]["message"].as_str().unwrap();
-    for part in ["`dts`", "123 rankers", "O(K^2)", "limit of 1 MiB"] {
+    for part in ["`dts`", "119 rankers", "O(K^2)", "limit of 1 MiB"] {
         assert!(message.contains(part), "`{part}` missing from: {message}");
     }
 
-    let r = create(122).await.unwrap();
+    let r = create(118).await.unwrap();
     assert_eq!(r.status(), 201);
     let id = r.json::<Value>().await.unwrap()["id"].as_i64().unwrap();
     let r = client
@@ -49,11 +50,11 @@ async fn experiments_over_the_memory_budget_are_refused() {
         body["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("123 rankers"),
+            .contains("119 rankers"),
         "{body}"
     );
     let e = get_json(&client, &format!("{}/v1/experiments/{id}", server.base)).await;
-    assert_eq!(e["rankers"].as_array().unwrap().len(), 122);
+    assert_eq!(e["rankers"].as_array().unwrap().len(), 118);
 }
 
 /// Parameters large enough to wrap a naive estimate (a `merge_dts` batch of 2^59 rankers makes

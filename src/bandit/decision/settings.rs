@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 pub const DEFAULT_DELTA: f64 = 0.05;
 
 /// Default cap on the share of duels the confirmation layer takes: all of them, once a leader is
-/// established and until decided (LUCB's own sampling; the policy's steps before that, and
+/// established and until decided (the layer's own sampling; the policy's steps before that, and
 /// whenever the layer has no leader to confirm). Against 0.5 (measured with the single-scale
 /// boundary before docs/decisions.md): decisions 10-35% sooner on the matrices it was chosen on
 /// and on those it was reported on, regret level or lower, also on matrices without a Condorcet
