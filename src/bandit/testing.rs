@@ -6,11 +6,20 @@ use rand::Rng;
 use rand::SeedableRng;
 
 use super::registry::PolicyKind;
-use super::{BanditRng, Pair, Policy, TieRule, View, Win, WinMatrix};
+use super::{Arm, BanditRng, Pair, Policy, TieRule, View, Win, WinMatrix};
 
 /// The view of `w` and `active` with ties ignored.
 pub fn view_of<'a>(w: &'a WinMatrix, active: &'a [bool]) -> View<'a> {
     View::new(w, active, TieRule::Ignore)
+}
+
+/// A win matrix of `k` arms with `wins` as (winner, loser, count).
+pub fn wins_of(k: usize, wins: &[(Arm, Arm, u32)]) -> WinMatrix {
+    let mut w = WinMatrix::new(k);
+    for &(winner, loser, n) in wins {
+        w.add_wins(winner, loser, n);
+    }
+    w
 }
 
 /// A fresh policy of `params` for `k` arms, and the RNG it was built with, seeded with `seed`.

@@ -336,7 +336,7 @@ mod tests {
 
     use super::*;
     use crate::bandit::decision::decide;
-    use crate::bandit::testing::view_of;
+    use crate::bandit::testing::{view_of, wins_of};
     use crate::bandit::{BanditRng, BanditState, Outcome, PolicySpec, TieRule, WinMatrix};
 
     /// Arm 0 leads arm 1 narrowly and arm 2 clearly: undecided, 1 is the weakest rival.
@@ -388,13 +388,17 @@ mod tests {
     /// leader has 200 plays per rival (600), the widest interval again.
     #[test]
     fn the_leader_meets_the_least_evidence_then_the_widest_interval() {
-        let mut w = WinMatrix::new(4);
-        w.add_wins(0, 1, 7);
-        w.add_wins(1, 0, 3);
-        w.add_wins(0, 2, 265);
-        w.add_wins(2, 0, 235);
-        w.add_wins(0, 3, 45);
-        w.add_wins(3, 0, 5);
+        let mut w = wins_of(
+            4,
+            &[
+                (0, 1, 7),
+                (1, 0, 3),
+                (0, 2, 265),
+                (2, 0, 235),
+                (0, 3, 45),
+                (3, 0, 5),
+            ],
+        );
         let active = [true; 4];
         let layer = DecisionLayer::new(DecisionSettings {
             max_confirmation_share: 1.0,

@@ -388,7 +388,7 @@ pub fn evidence(score: f64, n: f64, at: f64) -> f32 {
 mod tests {
     use super::*;
     use crate::bandit::decision::decide;
-    use crate::bandit::testing::view_of;
+    use crate::bandit::testing::{view_of, wins_of};
     use crate::bandit::{BanditRng, WinMatrix};
     use rand::{Rng, SeedableRng};
 
@@ -607,13 +607,17 @@ mod tests {
     /// Never-compared rivals come first for both, separated ones for neither.
     #[test]
     fn the_least_evidence_and_the_widest_interval_name_their_own_rivals() {
-        let mut w = WinMatrix::new(5);
-        w.add_wins(0, 1, 65);
-        w.add_wins(1, 0, 35);
-        w.add_wins(0, 2, 1050);
-        w.add_wins(2, 0, 950);
-        w.add_wins(0, 3, 900);
-        w.add_wins(3, 0, 100);
+        let mut w = wins_of(
+            5,
+            &[
+                (0, 1, 65),
+                (1, 0, 35),
+                (0, 2, 1050),
+                (2, 0, 950),
+                (0, 3, 900),
+                (3, 0, 100),
+            ],
+        );
         let active = [true; 5];
         let t = Tracker::build(&view_of(&w, &active), &DecisionSettings::default());
         let view = view_of(&w, &active);
