@@ -381,23 +381,16 @@ mod tests {
         assert!((0..1000).all(|_| off.confirmation(&view, &mut rng).is_none()));
     }
 
-    /// Arm 0 leads rival 1 by 7 to 3 (the widest interval) and rival 2 by 265 to 235; 3 is
-    /// separated (45 to 5). Rival 1 has fewer than sqrt(560 plays / 3 rivals) = 13.7
-    /// comparisons, so it is met first. At 28 to 12 it still has the widest interval, but 40
-    /// comparisons and more evidence (0.2 - 0.16 against 0.03 - 0.045): rival 2 is met. Once the
-    /// leader has 200 plays per rival (600), the widest interval again.
+    /// Arm 0 leads rival 1 by 10 to 0 (the widest interval, but more evidence: 0.5 - 0.32 against
+    /// 0.03 - 0.045) and rival 2 by 265 to 235; 3 is separated (45 to 5). Rival 1 has fewer than
+    /// sqrt(560 plays / 3 rivals) = 13.7 comparisons, so the forced exploration meets it first.
+    /// At 29 to 11 it still has the widest interval, but 40 comparisons (evidence 0.225 - 0.16):
+    /// rival 2 is met. Once the leader has 200 plays per rival (600), the widest interval again.
     #[test]
     fn the_leader_meets_the_least_evidence_then_the_widest_interval() {
         let mut w = wins_of(
             4,
-            &[
-                (0, 1, 7),
-                (1, 0, 3),
-                (0, 2, 265),
-                (2, 0, 235),
-                (0, 3, 45),
-                (3, 0, 5),
-            ],
+            &[(0, 1, 10), (0, 2, 265), (2, 0, 235), (0, 3, 45), (3, 0, 5)],
         );
         let active = [true; 4];
         let layer = DecisionLayer::new(DecisionSettings {
@@ -412,15 +405,18 @@ mod tests {
             assert!(pair.first == 0 || pair.second == 0, "{pair:?}");
             pair.first + pair.second
         };
+        let rivals = |w: &WinMatrix| {
+            let view = view_of(w, &active);
+            let t = Tracker::build(&view, &DecisionSettings::default());
+            (t.widest_rival(&view, 0), t.weakest_rival(&view, 0))
+        };
+        assert_eq!(rivals(&w), (Some(1), Some(2)));
         for _ in 0..20 {
             assert_eq!(rival(&w, &mut rng), 1);
         }
-        w.add_wins(0, 1, 21);
-        w.add_wins(1, 0, 9);
-        let view = view_of(&w, &active);
-        let t = Tracker::build(&view, &DecisionSettings::default());
-        assert_eq!(t.widest_rival(&view, 0), Some(1));
-        assert_eq!(t.weakest_rival(&view, 0), Some(2));
+        w.add_wins(0, 1, 19);
+        w.add_wins(1, 0, 11);
+        assert_eq!(rivals(&w), (Some(1), Some(2)));
         for _ in 0..20 {
             assert_eq!(rival(&w, &mut rng), 2);
         }

@@ -132,13 +132,13 @@ impl Tracker {
         [li > hold, lj > hold, lj > beat, li > beat]
     }
 
-    /// The evidence of `i` against `j` ([`evidence`]) given the lower bound `li` of P(i beats j):
-    /// +inf once `i` holds against `j`.
-    fn evidence_of(&self, view: &View, i: Arm, j: Arm, li: f32) -> f32 {
-        if li > self.rival_at {
+    /// The evidence of an arm against a rival ([`evidence`]) from its `score` over `n`
+    /// comparisons and its lower bound `lower` of beating the rival: +inf once it holds.
+    fn evidence_of(&self, score: f64, n: f64, lower: f32) -> f32 {
+        if lower > self.rival_at {
             return f32::INFINITY;
         }
-        evidence(view.score(i, j), view.count(i, j), 0.5 - self.epsilon)
+        evidence(score, n, 0.5 - self.epsilon)
     }
 
     /// A rival whose lower bound of beating an arm is above this beats it by more than epsilon
@@ -147,15 +147,15 @@ impl Tracker {
         (0.5 + self.epsilon) as f32
     }
 
-    /// The lower bounds of P(i beats j) and P(j beats i) from the counts (one square root and one
-    /// logarithm), `-inf` with no comparison.
-    fn fresh_bounds(&self, view: &View, i: Arm, j: Arm) -> (f32, f32) {
-        let n = view.count(i, j);
+    /// The lower bounds of P(i beats j) and P(j beats i) from the pair's scores `si` and `sj`
+    /// (their sum is its comparisons; one square root and one logarithm), `-inf` with no
+    /// comparison.
+    fn fresh_bounds(&self, (si, sj): (f64, f64)) -> (f32, f32) {
+        let n = si + sj;
         if n <= 0.0 {
             return (f32::NEG_INFINITY, f32::NEG_INFINITY);
         }
         let margin = self.boundary.margin(n);
-        let (si, sj) = (view.score(i, j), view.score(j, i));
         (((si - margin) / n) as f32, ((sj - margin) / n) as f32)
     }
 
@@ -164,9 +164,13 @@ impl Tracker {
     /// it reads what adding wrote), and recomputed from the counts otherwise.
     fn apply(&mut self, view: &View, i: Arm, j: Arm, add: bool) {
         let k = self.k;
-        let (li, lj) = match (&self.lower, add) {
-            (Some(lower), false) => (lower[i * k + j], lower[j * k + i]),
-            _ => self.fresh_bounds(view, i, j),
+        // The pair's scores, read once for its bounds and its evidence where they are computed.
+        let (scores, (li, lj)) = match (&self.lower, add) {
+            (Some(lower), false) => (None, (lower[i * k + j], lower[j * k + i])),
+            _ => {
+                let scores = (view.score(i, j), view.score(j, i));
+                (Some(scores), self.fresh_bounds(scores))
+            }
         };
         let [hold_i, hold_j, beats_i, beats_j] = self.statements(li, lj);
         let step = |v: &mut u32, on: bool| {
@@ -178,12 +182,12 @@ impl Tracker {
         step(&mut self.holds[j], hold_j);
         step(&mut self.beaten[i], beats_i);
         step(&mut self.beaten[j], beats_j);
-        let fresh = (add && self.evidence.is_some()).then(|| {
-            (
-                self.evidence_of(view, i, j, li),
-                self.evidence_of(view, j, i, lj),
-            )
-        });
+        let fresh = scores
+            .filter(|_| add && self.evidence.is_some())
+            .map(|(si, sj)| {
+                let n = si + sj;
+                (self.evidence_of(si, n, li), self.evidence_of(sj, n, lj))
+            });
         if let (Some((ei, ej)), Some(evidence)) = (fresh, self.evidence.as_mut()) {
             let old = (evidence[i * k + j], evidence[j * k + i]);
             evidence[i * k + j] = ei;
@@ -328,7 +332,8 @@ impl Tracker {
         }
         let mut best: Option<(f32, Arm)> = None;
         for j in view.active_arms().filter(|&j| j != champion) {
-            let e = self.evidence_of(view, champion, j, self.lower_bound(view, champion, j));
+            let lower = self.lower_bound(view, champion, j);
+            let e = self.evidence_of(view.score(champion, j), view.count(champion, j), lower);
             if e < f32::INFINITY && best.is_none_or(|(b, _)| e < b) {
                 best = Some((e, j));
             }
@@ -365,7 +370,7 @@ impl Tracker {
 /// Why not the lowest lower bound (LUCB's rule, the layer's before): that bound carries the
 /// decision's whole union over arms and its anytime validity, so a rival compared a few times
 /// has a very wide interval and LUCB spends every leader's first dozens of comparisons on each
-/// clearly worse rival (about 40 at a preference of 0.75 with 64 arms). When the leader is not
+/// clearly worse rival. When the leader is not
 /// the best arm (three head arms within 0.05 of each other on a 64-ranker long tail, the most
 /// played one a wrong leader in many runs) those comparisons are wasted, and the rival that
 /// beats the leader waits behind them. Two standard deviations of optimism give a clearly worse
