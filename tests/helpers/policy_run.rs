@@ -5,7 +5,7 @@
 
 use joust::bandit::{Arm, BanditRng, BanditState, Outcome, Pair, PolicySpec, SetOutcome, TieRule};
 use joust::sim::FeedbackQueue;
-use joust::sim::{PrefMatrix, scenarios};
+use joust::sim::{PrefMatrix, Regret, scenarios};
 use rand::{Rng, SeedableRng};
 
 /// How feedback reaches the policy.
@@ -138,6 +138,31 @@ pub fn run(
         });
     }
     (state, perm)
+}
+
+/// Cumulative regret of `spec` on `matrix` (arms shuffled by `seed`, immediate feedback) after
+/// each of `marks` steps, in increasing order; the run lasts until the last mark.
+pub fn cumulative_regret(
+    spec: &PolicySpec,
+    matrix: &PrefMatrix,
+    seed: u64,
+    marks: &[usize],
+) -> Vec<f64> {
+    let mut rng = BanditRng::seed_from_u64(seed);
+    let m = matrix.permuted(&shuffled(matrix.k(), &mut rng));
+    let regret = Regret::of(&m);
+    let mut state = BanditState::new(spec, m.k(), TieRule::Ignore, &mut rng).expect("valid spec");
+    let (mut total, mut at) = (0.0, Vec::with_capacity(marks.len()));
+    for t in 1..=marks.last().copied().unwrap_or(0) {
+        let pair = state.select(&mut rng);
+        total += regret.of_pair(pair.first, pair.second);
+        let outcome = draw_outcome(&m, pair, &mut rng);
+        state.record(pair, outcome, &mut rng).unwrap();
+        if marks.contains(&t) {
+            at.push(total);
+        }
+    }
+    at
 }
 
 /// The matrix arm the state's champion report names, if any.

@@ -7,7 +7,7 @@
 use crate::helpers::policy_run;
 use crate::helpers::policy_run::{DELAYED, IMMEDIATE};
 use joust::bandit::{AnyPolicy, BanditRng, BanditState, Outcome, PolicySpec, TieRule};
-use joust::sim::{PrefMatrix, Regret, resolve_matrix, scenarios};
+use joust::sim::{PrefMatrix, resolve_matrix, scenarios};
 use rand::{Rng, SeedableRng};
 
 fn v4() -> PolicySpec {
@@ -232,25 +232,8 @@ fn regrets(
     steps: usize,
     runs: std::ops::Range<u64>,
 ) -> Vec<f64> {
-    runs.map(|seed| {
-        let mut rng = BanditRng::seed_from_u64(seed);
-        let mut perm: Vec<usize> = (0..m.k()).collect();
-        for i in (1..perm.len()).rev() {
-            perm.swap(i, rng.random_range(0..=i));
-        }
-        let m = m.permuted(&perm);
-        let regret = Regret::of(&m);
-        let mut state = BanditState::new(spec, m.k(), TieRule::Ignore, &mut rng).unwrap();
-        let mut total = 0.0;
-        for _ in 0..steps {
-            let pair = state.select(&mut rng);
-            total += regret.of_pair(pair.first, pair.second);
-            let outcome = policy_run::draw_outcome(&m, pair, &mut rng);
-            state.record(pair, outcome, &mut rng).unwrap();
-        }
-        total
-    })
-    .collect()
+    runs.map(|seed| policy_run::cumulative_regret(spec, m, seed, &[steps])[0])
+        .collect()
 }
 
 fn mean_and_variance(xs: &[f64]) -> (f64, f64) {

@@ -6,9 +6,9 @@
 use crate::helpers::policy_run;
 use crate::helpers::policy_run::{DELAYED, Feedback, IMMEDIATE};
 use joust::bandit::{AnyPolicy, BanditRng, BanditState, Outcome, Policy, PolicySpec, TieRule};
-use joust::sim::{PrefMatrix, Regret, scenarios};
+use joust::sim::{PrefMatrix, scenarios};
 use proptest::prelude::*;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 
 const POLICIES: [&str; 7] = [
     "sparring_ucb",
@@ -219,25 +219,9 @@ fn regret_at_half_and_end(policy: &str, m: &PrefMatrix, steps: usize, runs: u64)
     let spec = PolicySpec::parse_cli(policy).unwrap();
     let (mut half, mut end) = (0.0, 0.0);
     for seed in 0..runs {
-        let mut rng = BanditRng::seed_from_u64(seed);
-        let mut perm: Vec<usize> = (0..m.k()).collect();
-        for i in (1..perm.len()).rev() {
-            perm.swap(i, rng.random_range(0..=i));
-        }
-        let m = m.permuted(&perm);
-        let regret = Regret::of(&m);
-        let mut state = BanditState::new(&spec, m.k(), TieRule::Ignore, &mut rng).unwrap();
-        let mut total = 0.0;
-        for t in 1..=steps {
-            let pair = state.select(&mut rng);
-            total += regret.of_pair(pair.first, pair.second);
-            let outcome = policy_run::draw_outcome(&m, pair, &mut rng);
-            state.record(pair, outcome, &mut rng).unwrap();
-            if t == steps / 2 {
-                half += total;
-            }
-        }
-        end += total;
+        let at = policy_run::cumulative_regret(&spec, m, seed, &[steps / 2, steps]);
+        half += at[0];
+        end += at[1];
     }
     (half / runs as f64, end / runs as f64)
 }
