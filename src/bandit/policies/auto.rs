@@ -35,9 +35,10 @@
 //! decides whether a random arm whose pair is open meets it instead. On the grids of seeds 7
 //! and 8 (docs/results.md#auto-version-6) its worst ratio to the best policy of a cell is about
 //! half version 4's (4.3x-5.4x against 8.2x-9.8x, both on the `copeland` family) and level with
-//! version 3's, at version 4's cost per duel; but on one cell of seed 9 its check before a
-//! self-duel keeps comparing a Copeland winner with an arm nearly tied with it, at 18 times
-//! version 4's regret, so the default stays version 4 until that is bounded.
+//! version 3's, at version 4's cost per duel. Its check before a self-duel is bounded to sqrt(t)
+//! comparisons per pair since it kept comparing a Copeland winner with a nearly tied arm on one
+//! cell of seed 9 (18 times version 4's regret); the default stays version 4 until version 6
+//! with the bound has been measured as the default is.
 //!
 //! **Version 3: DTS up to `copeland_max_arms` active rankers (256), tuned MergeDTS above.**
 //! Chosen by its worst case, not its typical case. `joust grid` runs policies

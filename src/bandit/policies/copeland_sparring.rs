@@ -58,8 +58,9 @@
 //!   the drawn arm that has met every arm duels its leading rival when it has one; otherwise
 //!   the step is version 4's, so every open pair of candidates is still compared.
 //! - **A check before a self-duel.** When `c` has no rival above 1/2, one random arm whose pair
-//!   with `c` is open (neither confirmed to beat the other; up to four tries) meets `c` if one
-//!   draw of its preference, Beta(w_jc + 1, w_cj + 1), is above 1/2; else `c` duels itself.
+//!   with `c` is open (neither confirmed to beat the other; up to four tries) and has had fewer
+//!   than sqrt(t) comparisons (t the outcomes heard) meets `c` if one draw of its preference,
+//!   Beta(w_jc + 1, w_cj + 1), is above 1/2; else `c` duels itself.
 //!
 //! Why. On a Copeland cycle over a tail (the `copeland` family: three Copeland winners that
 //! beat each other and all 13 others) version 4 confirms the winners' one loss each within a
@@ -77,11 +78,12 @@
 //! an arm it clearly beats a bounded number of times (Thompson sampling's tail: about
 //! 1/(4 gap^2) duels over a whole run).
 //!
-//! What the check costs: a pair of a Copeland winner nearly tied at 1/2 is never resolved, and
+//! Why the sqrt(t) bound: a pair of a Copeland winner nearly tied at 1/2 is never resolved, and
 //! the draw favours the other arm with probability about Phi(-2 gap sqrt(n)) after n
-//! comparisons, so it is met O(ln t / gap^2) times where version 4 met it only while it led: on
-//! one `copeland-random` K=4 margin 0.01 matrix 18 times version 4's regret
-//! (docs/results.md#auto-version-6), which is why version 6 is not the default.
+//! comparisons, so without a bound it is met O(ln t / gap^2) times where version 4 met it only
+//! while it led (on one `copeland-random` K=4 margin 0.01 matrix, 18 times version 4's regret;
+//! docs/results.md#auto-version-6). With it the check adds at most sqrt(t) comparisons per pair,
+//! track-and-stop's forced exploration, which still reveals a trap's lead in time sublinear in t.
 //!
 //! What it guarantees: version 4's statements in their form: a rival is still an arm not
 //! confirmed to beat `c`, every open pair of candidates is still compared through step 3's
@@ -561,6 +563,9 @@ impl Derived {
                         && !confirmed_loss(view, first, j, self.log_term)
                         && !confirmed_loss(view, j, first, self.log_term)
                     {
+                        if view.count(j, first) >= (self.stamp.2 as f64).sqrt() {
+                            break;
+                        }
                         let (score, count) = (view.score(j, first), view.count(j, first));
                         if sample_beta(score + 1.0, count - score + 1.0, rng) > 0.5 {
                             return Pair::new(first, j);
