@@ -12,25 +12,22 @@ joust=${JOUST:-target/release/joust}
 # shellcheck disable=SC2054 # the commas are inside policy specs, not between elements
 policies=(--policy auto:version=6 --policy auto:version=4 --policy auto:version=3
     --policy merge_dts:alpha=0.262144,batch_size=16 --policy self_sparring --policy rmed1)
-"$joust" grid "${policies[@]}" --noise 0.05 --matrix-seed 7 --seed 1 --sizes 4,16 \
-    --margins 0.01,0.1 --steps 1000000 --runs 4 --threads 1 --out "$out/seed-7" &
-"$joust" grid "${policies[@]}" --noise 0.05 --matrix-seed 8 --seed 1 --sizes 4,16 \
-    --margins 0.005,0.3 --steps 1000000 --runs 4 --threads 1 --out "$out/seed-8-extremes" &
+# One grid: matrix seed, sizes, margins, output directory.
+grid() {
+    "$joust" grid "${policies[@]}" --noise 0.05 --matrix-seed "$1" --seed 1 --sizes "$2" \
+        --margins "$3" --steps 1000000 --runs 4 --threads 1 --out "$out/$4"
+}
+grid 7 4,16 0.01,0.1 seed-7 &
+grid 8 4,16 0.005,0.3 seed-8-extremes &
 wait
 # Two more seeds, run after the first two had been read.
-"$joust" grid "${policies[@]}" --noise 0.05 --matrix-seed 9 --seed 1 --sizes 4,16 \
-    --margins 0.01,0.1 --steps 1000000 --runs 4 --threads 1 --out "$out/seed-9" &
-"$joust" grid "${policies[@]}" --noise 0.05 --matrix-seed 10 --seed 1 --sizes 4,16 \
-    --margins 0.005,0.3 --steps 1000000 --runs 4 --threads 1 --out "$out/seed-10-extremes" &
+grid 9 4,16 0.01,0.1 seed-9 &
+grid 10 4,16 0.005,0.3 seed-10-extremes &
 wait
 # With the check's sqrt(t) bound: two fresh seeds, and seed 9 again.
-"$joust" grid "${policies[@]}" --noise 0.05 --matrix-seed 11 --seed 1 --sizes 4,16 \
-    --margins 0.01,0.1 --steps 1000000 --runs 4 --threads 1 --out "$out/seed-11" &
-"$joust" grid "${policies[@]}" --noise 0.05 --matrix-seed 12 --seed 1 --sizes 4,16 \
-    --margins 0.005,0.3 --steps 1000000 --runs 4 --threads 1 --out "$out/seed-12-extremes" &
+grid 11 4,16 0.01,0.1 seed-11 &
+grid 12 4,16 0.005,0.3 seed-12-extremes &
 wait
-"$joust" grid "${policies[@]}" --noise 0.05 --matrix-seed 9 --seed 1 --sizes 4,16 \
-    --margins 0.01,0.1 --steps 1000000 --runs 4 --threads 1 --out "$out/seed-9-bounded"
+grid 9 4,16 0.01,0.1 seed-9-bounded
 # 64 rankers: DTS and RMED1 cost O(K^2) per step, about 25 minutes.
-"$joust" grid "${policies[@]}" --noise 0.05 --matrix-seed 7 --seed 1 --sizes 64 \
-    --margins 0.01,0.1 --steps 1000000 --runs 4 --threads 1 --out "$out/seed-7-64"
+grid 7 64 0.01,0.1 seed-7-64
