@@ -32,13 +32,11 @@
 //! **Version 6** (on request, `auto:version=6`; not the default): version 4 meeting leading
 //! rivals first ([`super::copeland_sparring`], "Version 6"): an arm meets the arm that leads it
 //! most, a uniform candidate its strongest beater, and before a self-duel one Thompson draw
-//! decides whether a random arm whose pair is open meets it instead. On the grids of seeds 7
-//! and 8 (docs/results.md#auto-version-6) its worst ratio to the best policy of a cell is about
-//! half version 4's (4.3x-5.4x against 8.2x-9.8x, both on the `copeland` family) and level with
-//! version 3's, at version 4's cost per duel. Its check before a self-duel is bounded to sqrt(t)
-//! comparisons per pair since it kept comparing a Copeland winner with a nearly tied arm on one
-//! cell of seed 9 (18 times version 4's regret); the default stays version 4 until version 6
-//! with the bound has been measured as the default is.
+//! decides whether a random arm whose pair is open meets it instead, at most sqrt(t) times per
+//! pair. On the grids of seeds 9, 11 and 12 (docs/results.md#auto-version-6) its worst ratio to
+//! the best policy of a cell is about half version 4's (4.8x-5.9x against 9.3x-11.8x, both on the
+//! `copeland` family) and level with version 3's, at O(K) per duel as version 4; the default stays
+//! version 4 until the default's figures are measured on version 6.
 //!
 //! **Version 3: DTS up to `copeland_max_arms` active rankers (256), tuned MergeDTS above.**
 //! Chosen by its worst case, not its typical case. `joust grid` runs policies
