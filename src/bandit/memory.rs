@@ -14,7 +14,7 @@
 //! | `rucb` | O(K^2) | mean, 1/n and tau per pair, `f64`: 24 bytes per pair |
 //! | `multi_sbm` | O(K^2) | a single-armed learner per left ranker, created on first use: up to 24 bytes per pair |
 //! | `merge_dts` | O(K·B) | one DTS table per batch of B rankers: 16·B bytes per ranker |
-//! | `auto` | O(K) (version 4, the default); O(K^2) up to `copeland_max_arms` rankers, O(K·B) above (version 3) | version 4: a few counters per ranker, its cache too; version 3: DTS's tables up to 256 rankers, MergeDTS's (B = 16) above; version 2: DTS's tables once it takes over, O(K) above 256 |
+//! | `auto` | O(K) (versions 4 to 6; 6 is the default); O(K^2) up to `copeland_max_arms` rankers, O(K·B) above (version 3) | versions 4 to 6: a few counters per ranker, their cache too; version 3: DTS's tables up to 256 rankers, MergeDTS's (B = 16) above; version 2: DTS's tables once it takes over, O(K) above 256 |
 //! | every other policy | O(K) | a few counters per ranker |
 //!
 //! The per-ranker and per-pair figures are upper bounds checked by `tests/policies/memory_estimate.rs`

@@ -39,12 +39,14 @@ fn losses(state: &BanditState) -> (Option<Vec<u32>>, Vec<u32>) {
 }
 
 #[test]
-fn the_default_is_version_4() {
+fn the_default_is_version_6() {
     let recorded = PolicySpec::recorded(None, 2);
-    assert_eq!(recorded.params["version"], serde_json::json!(4));
+    assert_eq!(recorded.params["version"], serde_json::json!(6));
     let mut rng = BanditRng::seed_from_u64(1);
     let state = BanditState::new(&recorded, 5, TieRule::Ignore, &mut rng).unwrap();
-    assert!(matches!(&state.policy, AnyPolicy::Auto(a) if a.linear.is_some()));
+    assert!(
+        matches!(&state.policy, AnyPolicy::Auto(a) if a.linear.as_ref().is_some_and(|l| l.beaters))
+    );
 }
 
 #[test]

@@ -2,10 +2,18 @@
 //! ([`crate::bandit::spec::DEFAULT_POLICY`]), recorded with its version so that experiments keep
 //! their design when a later version becomes the default.
 //!
-//! **Version 4 (the current default): Copeland sparring**
-//! ([`super::copeland_sparring`], whose docs give the rule, its guarantee and its cost). Every
-//! duel costs O(K) or less and its state is O(K), at any number of rankers: version 3's DTS drew
-//! a K x K table per duel, which on 136 rankers made the default 3x tuned MergeDTS's CPU per
+//! **Version 6 (the current default): Copeland sparring meeting leading rivals first**
+//! ([`super::copeland_sparring`], "Version 6"): version 4's design below, with three changes to
+//! whom an arm meets: an arm meets the arm that leads it most, a uniform candidate its strongest
+//! beater, and before a self-duel one Thompson draw decides whether a random arm whose pair is
+//! open meets it instead, at most sqrt(t) times per pair. On the grids of seeds 9, 11 and 12
+//! (docs/results.md#auto-version-6) its worst ratio to the best policy of a cell is about half
+//! version 4's (4.8x-5.9x against 9.3x-11.8x, both on the `copeland` family) and level with
+//! version 3's, at O(K) per duel as version 4.
+//!
+//! **Version 4: Copeland sparring** ([`super::copeland_sparring`], whose docs give the rule,
+//! its guarantee and its cost). Every duel costs O(K) or less and its state is O(K), at any
+//! number of rankers: version 3's DTS drew a K x K table per duel, which on 136 rankers made the default 3x tuned MergeDTS's CPU per
 //! duel and a hundredth of its simulator speed. The design takes its parts from the literature
 //! rather than from the grid's cells: RUCB's and CCB's candidate set and optimistic rival (the
 //! arms no confidence bound says are beaten more often than the fewest; the rival that may
@@ -28,15 +36,6 @@
 //! taken only when a draw of its preference over the drawn arm favours it. On random 16-ranker
 //! subsets of MSLR-Navigational version 4 paid about 40% more regret than version 3; version 5
 //! is level with version 3 there (docs/results.md#auto-version-5).
-//!
-//! **Version 6** (on request, `auto:version=6`; not the default): version 4 meeting leading
-//! rivals first ([`super::copeland_sparring`], "Version 6"): an arm meets the arm that leads it
-//! most, a uniform candidate its strongest beater, and before a self-duel one Thompson draw
-//! decides whether a random arm whose pair is open meets it instead, at most sqrt(t) times per
-//! pair. On the grids of seeds 9, 11 and 12 (docs/results.md#auto-version-6) its worst ratio to
-//! the best policy of a cell is about half version 4's (4.8x-5.9x against 9.3x-11.8x, both on the
-//! `copeland` family) and level with version 3's, at O(K) per duel as version 4; the default stays
-//! version 4 until the default's figures are measured on version 6.
 //!
 //! **Version 3: DTS up to `copeland_max_arms` active rankers (256), tuned MergeDTS above.**
 //! Chosen by its worst case, not its typical case. `joust grid` runs policies
@@ -160,10 +159,10 @@ use crate::bandit::{Arm, BanditRng, Pair, Policy, View, Win};
 
 /// The design version a state was made with: stored in the spec, so a stored experiment replays
 /// with the rules it started with when the design changes.
-pub const AUTO_VERSION: u32 = 4;
+pub const AUTO_VERSION: u32 = 6;
 
-/// The latest design, which an experiment may ask for by name (`auto:version=6`) before it
-/// becomes the default.
+/// The latest design, which an experiment may ask for by name (`auto:version=6`); a later one
+/// may be asked for before it becomes the default.
 pub const AUTO_LATEST: u32 = 6;
 
 /// Version 3's MergeDTS: alpha = 0.8^6 and batches of 16, the parameters tuned on MSLR by
@@ -191,7 +190,7 @@ policy_params! {
         /// against its most optimistic rival, O(K) per duel; the module docs) or 5 (version 4
         /// with Thompson pairing: a second draw over the candidates, and a Thompson check of
         /// the rival; not the default) or 6 (version 4 meeting leading rivals first, with a
-        /// Thompson check before a self-duel; not the default).
+        /// Thompson check before a self-duel; the default).
         pub version: u32 = AUTO_VERSION, Custom(|v: &u32| {
             if (1..=AUTO_LATEST).contains(v) {
                 Ok(())

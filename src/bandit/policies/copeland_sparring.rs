@@ -1,5 +1,5 @@
-//! Copeland sparring: `auto` version 4's duels (module docs of [`super::auto`] say why), at O(K)
-//! memory and at most O(K) work per duel and per outcome (amortised; see "Cost").
+//! Copeland sparring: `auto` versions 4 to 6's duels (module docs of [`super::auto`] say why),
+//! at O(K) memory and at most O(K) work per duel and per outcome (amortised; see "Cost").
 //!
 //! The rule, from RUCB (Zoghi et al. 2014), its Copeland form CCB (Zoghi et al. 2015) and DTS
 //! (Wu and Liu 2016), with their relative confidence bounds
@@ -47,8 +47,8 @@
 //! comparisons now also wait on its posterior, so the O(K^2 ln T / gap^2) argument is not
 //! claimed for it. Cost: one more Thompson draw, and one Beta draw when a rival is taken.
 //!
-//! **Version 6** (`auto:version=6`) changes whom an arm meets; the candidates, bounds, draws
-//! and cache are version 4's:
+//! **Version 6** (`auto:version=6`, the default) changes whom an arm meets; the candidates,
+//! bounds, draws and cache are version 4's:
 //! - **Leading rivals first.** In step 4 an arm not confirmed to beat `c` whose empirical
 //!   preference over `c` is above 1/2 (or that never met `c`) comes before every other, by that
 //!   preference; the others keep version 4's values. So `c` meets the arm that leads it most:
