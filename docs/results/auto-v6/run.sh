@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # docs/results.md#auto-version-6: auto version 6 against version 4, version 3 (DTS), tuned
-# MergeDTS, Self-Sparring and RMED1 on matrices of seeds 9, 11 and 12 (version 6 was developed
-# on copeland cells of seeds 3 to 5), 4 runs per policy and cell, 10^6
+# MergeDTS, Self-Sparring and RMED1 on matrices of seeds 9, 11 and 12, and 64 rankers of seed 13
+# (version 6 was developed on copeland cells of seeds 3 to 5), 4 runs per policy and cell, 10^6
 # steps. Writes grid.md and grid.json under OUT (default out/auto-v6); about 7 minutes per grid
-# on one core.
+# on one core (the 64-ranker grid about 15).
 # Usage: docs/results/auto-v6/run.sh [OUT]
 set -euo pipefail
 out=${1:-out/auto-v6}
@@ -21,3 +21,5 @@ grid 11 4,16 0.01,0.1 seed-11 &
 grid 12 4,16 0.005,0.3 seed-12-extremes &
 wait
 grid 9 4,16 0.01,0.1 seed-9-bounded
+# 64 rankers: DTS and RMED1 cost O(K^2) per step, about 15 minutes.
+grid 13 64 0.01,0.1 seed-13-64
