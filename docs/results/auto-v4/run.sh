@@ -8,7 +8,7 @@ set -euo pipefail
 out=${1:-out/auto-v4}
 joust=${JOUST:-target/release/joust}
 [[ -x $joust ]] || cargo build --release --bin joust
-policies=(--policy auto --policy auto:version=3 --policy merge_dts:alpha=0.262144,batch_size=16
+policies=(--policy auto:version=4 --policy auto:version=3 --policy merge_dts:alpha=0.262144,batch_size=16
     --policy self_sparring --policy rmed1)
 "$joust" grid "${policies[@]}" --noise 0.05 --matrix-seed 3 --seed 1 --sizes 4,16 \
     --margins 0.01,0.1 --steps 1000000 --runs 4 --threads 1 --out "$out/seed-3"

@@ -20,11 +20,11 @@ common=(--noise 0.05 --matrix-seed 2 --seed 1)
     --steps 1000000 --runs 8 --out "$out/extremes"
 "$joust" grid "${baselines[@]}" "${common[@]}" --sizes 200 --margins 0.01,0.1 \
     --steps 100000 --runs 4 --out "$out/size-200"
-"$joust" grid --policy auto --policy auto:version=2 --policy merge_dts:alpha=0.262144,batch_size=16 \
+"$joust" grid --policy auto:version=3 --policy auto:version=2 --policy merge_dts:alpha=0.262144,batch_size=16 \
     --policy self_sparring --policy rmed1 --noise 0.05 --matrix-seed 3 --seed 1 \
     --sizes 4,16 --margins 0.01,0.1 --steps 1000000 --runs 8 --out "$out/seed-3"
-"$joust" grid --policy auto --policy auto:version=2 --policy merge_dts:alpha=0.262144,batch_size=16 \
+"$joust" grid --policy auto:version=3 --policy auto:version=2 --policy merge_dts:alpha=0.262144,batch_size=16 \
     --policy self_sparring --policy rmed1 --noise 0.05 --matrix-seed 4 --seed 1 \
     --sizes 4,16 --margins 0.01,0.1 --steps 1000000 --runs 8 --out "$out/seed-4"
-"$joust" grid --policy auto --policy dts "${common[@]}" --sizes 4,16,64 --margins 0.01,0.1 \
+"$joust" grid --policy auto:version=3 --policy dts "${common[@]}" --sizes 4,16,64 --margins 0.01,0.1 \
     --steps 100000 --runs 8 --out "$out/auto-is-dts"
