@@ -8,6 +8,7 @@ set -euo pipefail
 out=${1:-out/auto-v4}
 joust=${JOUST:-target/release/joust}
 [[ -x $joust ]] || cargo build --release --bin joust
+# shellcheck disable=SC2054 # the commas are inside policy specs, not between elements
 policies=(--policy auto:version=4 --policy auto:version=3 --policy merge_dts:alpha=0.262144,batch_size=16
     --policy self_sparring --policy rmed1)
 "$joust" grid "${policies[@]}" --noise 0.05 --matrix-seed 3 --seed 1 --sizes 4,16 \

@@ -11,6 +11,7 @@ set -euo pipefail
 out=${1:-out/grid}
 joust=${JOUST:-target/release/joust}
 [[ -x $joust ]] || cargo build --release --bin joust
+# shellcheck disable=SC2054 # the commas are inside policy specs, not between elements
 baselines=(--policy auto:version=2 --policy merge_dts:alpha=0.262144,batch_size=16
     --policy self_sparring --policy rmed1 --policy dts)
 common=(--noise 0.05 --matrix-seed 2 --seed 1)
