@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # docs/results.md#auto-version-6: auto version 6 against version 4, version 3 (DTS), tuned
-# MergeDTS, Self-Sparring and RMED1 on matrices of seeds 9, 11 and 12, and 64 rankers of seed 13
-# (version 6 was developed on copeland cells of seeds 3 to 5), 4 runs per policy and cell, 10^6
+# MergeDTS, Self-Sparring and RMED1 on matrices of seeds 9, 11 and 12, 64 rankers of seed 13 and 200
+# of seed 14 (version 6 was developed on copeland cells of seeds 3 to 5), 4 runs per policy and cell, 10^6
 # steps. Writes grid.md and grid.json under OUT (default out/auto-v6); about 7 minutes per grid
 # on one core (the 64-ranker grid about 15).
 # Usage: docs/results/auto-v6/run.sh [OUT]
@@ -23,3 +23,6 @@ wait
 grid 9 4,16 0.01,0.1 seed-9-bounded
 # 64 rankers: DTS and RMED1 cost O(K^2) per step, about 15 minutes.
 grid 13 64 0.01,0.1 seed-13-64
+# 200 rankers, 10^5 steps: about 5 minutes on two threads.
+"$joust" grid "${policies[@]}" --noise 0.05 --matrix-seed 14 --seed 1 --sizes 200 \
+    --margins 0.01,0.1 --steps 100000 --runs 4 --threads 2 --out "$out/seed-14-200"
