@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # docs/results.md#auto-version-6: auto version 6 against version 4, version 3 (DTS), tuned
-# MergeDTS, Self-Sparring and RMED1 on matrices of seeds 9, 11 and 12, 64 rankers of seed 13 and 200
-# of seed 14 (version 6 was developed on copeland cells of seeds 3 to 5), 4 runs per policy and cell, 10^6
-# steps. Writes grid.md and grid.json under OUT (default out/auto-v6); about 7 minutes per grid
-# on one core (the 64-ranker grid about 15).
+# MergeDTS, Self-Sparring and RMED1 on matrices of seeds 9, 11 and 12, 64 rankers of seed 13
+# and 200 of seed 14 (version 6 was developed on copeland cells of seeds 3 to 5), 4 runs per
+# policy and cell, 10^6 steps (10^5 at 200 rankers). Writes grid.md and grid.json under OUT
+# (default out/auto-v6); about 7 minutes per grid on one core (the 64-ranker grid about 15).
 # Usage: docs/results/auto-v6/run.sh [OUT]
 set -euo pipefail
 out=${1:-out/auto-v6}
