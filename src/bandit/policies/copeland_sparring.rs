@@ -81,8 +81,8 @@
 //! Why the sqrt(t) bound: a pair of a Copeland winner nearly tied at 1/2 is never resolved, and
 //! the draw favours the other arm with probability about Phi(-2 gap sqrt(n)) after n
 //! comparisons, so without a bound it is met O(ln t / gap^2) times where version 4 met it only
-//! while it led (on one `copeland-random` K=4 margin 0.01 matrix, 18 times version 4's regret;
-//! docs/results.md#auto-version-6). With it the check adds at most sqrt(t) comparisons per pair,
+//! while it led (seed 9's near-tie cell in docs/results.md#auto-version-6, a Copeland winner
+//! beating a ranker at 0.507). With it the check adds at most sqrt(t) comparisons per pair,
 //! track-and-stop's forced exploration, which still reveals a trap's lead in time sublinear in t.
 //!
 //! What it guarantees: version 4's statements in their form: a rival is still an arm not
@@ -553,30 +553,37 @@ impl Derived {
         }
         match self.rival[first].first() {
             Some((j, value)) if value > 0.5 => Pair::new(first, j),
-            // Version 6: before a self-duel, a random arm whose pair with `first` is open meets
-            // it if one draw of its preference over `first` says it wins.
-            _ if self.beaters => {
-                for _ in 0..PROBES {
-                    let j = rng.random_range(0..view.k());
-                    if j != first
-                        && view.is_active(j)
-                        && !confirmed_loss(view, first, j, self.log_term)
-                        && !confirmed_loss(view, j, first, self.log_term)
-                    {
-                        if view.count(j, first) >= (self.stamp.2 as f64).sqrt() {
-                            break;
-                        }
-                        let (score, count) = (view.score(j, first), view.count(j, first));
-                        if sample_beta(score + 1.0, count - score + 1.0, rng) > 0.5 {
-                            return Pair::new(first, j);
-                        }
-                        break;
-                    }
-                }
-                Pair::new(first, first)
-            }
+            _ if self.beaters => self.check_before_self_duel(view, rng, first),
             _ => Pair::new(first, first),
         }
+    }
+
+    /// Version 6's check before a self-duel of `first`: the first of up to [`PROBES`] random
+    /// arms whose pair with `first` is open meets it if the pair has had fewer than sqrt(t)
+    /// comparisons (t the outcomes heard) and one draw of its preference over `first` is above
+    /// 1/2; else `first` duels itself.
+    fn check_before_self_duel<R: Rng + ?Sized>(
+        &self,
+        view: &View,
+        rng: &mut R,
+        first: Arm,
+    ) -> Pair {
+        let open = (0..PROBES)
+            .map(|_| rng.random_range(0..view.k()))
+            .find(|&j| {
+                j != first
+                    && view.is_active(j)
+                    && !confirmed_loss(view, first, j, self.log_term)
+                    && !confirmed_loss(view, j, first, self.log_term)
+            });
+        if let Some(j) = open {
+            let heard = self.stamp.2 as f64;
+            let (score, count) = (view.score(j, first), view.count(j, first));
+            if count < heard.sqrt() && sample_beta(score + 1.0, count - score + 1.0, rng) > 0.5 {
+                return Pair::new(first, j);
+            }
+        }
+        Pair::new(first, first)
     }
 }
 
