@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use sqlx::{PgPool, Row};
+use sqlx::{PgConnection, Row};
 use uuid::Uuid;
 
 use super::StoreError;
@@ -97,13 +97,13 @@ pub struct Acknowledged {
 /// A group with a duel recorded before (a retry) fails that insert as a whole, writing nothing,
 /// and is inserted again with `ON CONFLICT DO NOTHING`, which skips the recorded duels.
 pub async fn acknowledge(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     experiments: &[i64],
     rows: &[OutcomeRow],
 ) -> Result<Acknowledged, StoreError> {
     let columns = Columns::of(rows);
     let fresh = columns.query(Form::Fresh, experiments);
-    match fresh.fetch_one(pool).await {
+    match fresh.fetch_one(&mut *conn).await {
         Ok(row) => {
             let live: Vec<i64> = row.try_get("live")?;
             let xid: i64 = row.try_get("xid")?;
@@ -125,7 +125,7 @@ pub async fn acknowledge(
         Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some(UNIQUE_VIOLATION) => {
             let retry = columns.query(Form::Retry, experiments);
             let mut out = Acknowledged::default();
-            for row in retry.fetch_all(pool).await? {
+            for row in retry.fetch_all(&mut *conn).await? {
                 match row.try_get::<Option<i64>, _>("live")? {
                     Some(id) => out.live.push(id),
                     None => out
@@ -319,14 +319,14 @@ const ACKNOWLEDGE_SETS_RETRY: &str = concat!(live_and_xid!(), insert_sets!(), re
 
 /// What is on record for each of these duels that has an outcome.
 pub async fn recorded(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     duel_ids: &[Uuid],
 ) -> Result<Vec<(Uuid, Recorded)>, StoreError> {
     let rows = sqlx::query(
         "SELECT duel_id, winner_idx, results FROM outcomes WHERE duel_id = ANY($1::uuid[])",
     )
     .bind(duel_ids)
-    .fetch_all(pool)
+    .fetch_all(conn)
     .await?;
     rows.iter()
         .map(|r| {

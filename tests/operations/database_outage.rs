@@ -9,6 +9,7 @@ use crate::helpers::postgres;
 use crate::helpers::process::{Server, get_json, post_json};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+use sqlx::Connection;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -272,4 +273,49 @@ fn postmaster_pid_if_any(data: &std::path::Path) -> Option<i32> {
     std::path::Path::new(&format!("/proc/{pid}"))
         .exists()
         .then_some(pid)
+}
+
+/// Connections the database closed while they sat idle (a restart between two quiet moments, an
+/// operator's `pg_terminate_backend`, a proxy's idle timeout) cost no refused request: joust
+/// checks a connection idle for a second before it uses it, the outcome writer's own included.
+#[tokio::test]
+async fn connections_closed_while_idle_refuse_nothing() {
+    let db = postgres::fresh_database().await;
+    let app = spawn_app_on(&db, "").await;
+    let id = app
+        .create_experiment(&["a", "b", "c"], json!({"name": "uniform"}))
+        .await;
+    for i in 0..3 {
+        let (token, pair) = app.duel(id).await;
+        assert_eq!(app.outcome(&token, &pair[i % 2]).await.0, StatusCode::OK);
+    }
+
+    let mut admin = sqlx::PgConnection::connect(&db).await.unwrap();
+    let closed: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE datname = current_database() AND pid <> pg_backend_pid()) t",
+    )
+    .fetch_one(&mut admin)
+    .await
+    .unwrap();
+    assert!(closed >= 1, "no connection of the service to close");
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+
+    // Every outcome is recorded at its first post.
+    for i in 0..3 {
+        let (token, pair) = app.duel(id).await;
+        let (s, b) = app.outcome(&token, &pair[i % 2]).await;
+        assert_eq!(
+            (s, &b["status"]),
+            (StatusCode::OK, &json!("recorded")),
+            "{b}"
+        );
+    }
+    eventually(
+        "all six outcomes applied",
+        Duration::from_secs(10),
+        || async { win_total(&app, id).await == 6 },
+    )
+    .await;
+    app.stop().await;
 }

@@ -2,6 +2,7 @@
 //! inserts them in groups, one commit each, and answers each request once its group is durable.
 //! It reports what it acknowledged through a callback, so it knows nothing of who applies them.
 
+mod connections;
 mod fine_timer;
 mod pace;
 mod writer;

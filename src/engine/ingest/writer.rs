@@ -26,6 +26,7 @@ use crate::bandit::{Arm, Chooser};
 use crate::store::apply::Cursor;
 use crate::store::outcomes::{self, OutcomeRow, PostedAs, Recorded};
 
+use super::connections::WriterConnections;
 use super::fine_timer::FineTimer;
 use super::pace::{Arrivals, Pace};
 use crate::engine::EngineError;
@@ -160,6 +161,7 @@ async fn run(
     mut rx: mpsc::Receiver<WriteRequest>,
     arrivals: Arc<Arrivals>,
 ) {
+    let connections = Arc::new(WriterConnections::new(pool));
     let slots = Arc::new(Semaphore::new(GROUPS_IN_FLIGHT));
     let pace = Arc::new(Mutex::new(Pace::default()));
     let timer = FineTimer::new();
@@ -189,8 +191,8 @@ async fn run(
         }
         .expect("the semaphore is never closed");
         metrics::histogram!("joust_ingest_batch_size").record(n as f64);
-        let (pool, acknowledged, pace, arrivals) = (
-            pool.clone(),
+        let (connections, acknowledged, pace, arrivals) = (
+            connections.clone(),
             acknowledged.clone(),
             pace.clone(),
             arrivals.clone(),
@@ -198,7 +200,7 @@ async fn run(
         tokio::spawn(async move {
             let started = Instant::now();
             let requests = group.len() as u64;
-            let arrived = write_and_answer(&pool, &acknowledged, &arrivals, group).await;
+            let arrived = write_and_answer(&connections, &acknowledged, &arrivals, group).await;
             let end = Instant::now();
             pace.lock()
                 .unwrap()
@@ -228,19 +230,21 @@ fn take_queued(
 /// Writes the group and answers its requests; returns the arrivals counted just before the
 /// answers, after which the clients answered can come back.
 async fn write_and_answer(
-    pool: &sqlx::PgPool,
+    connections: &WriterConnections,
     acknowledged: &Acknowledged,
     arrivals: &Arrivals,
     group: Vec<WriteRequest>,
 ) -> u64 {
     let items: Vec<&PendingOutcome> = group.iter().flat_map(|r| r.items.iter()).collect();
-    let result = write_group(pool, &items).await.map(|(written, acked)| {
-        // Before the answers: a reader that saw its answer also finds its outcome awaited.
-        for (id, at) in acked {
-            acknowledged(id, at);
-        }
-        written
-    });
+    let result = write_on_a_kept_connection(connections, &items)
+        .await
+        .map(|(written, acked)| {
+            // Before the answers: a reader that saw its answer also finds its outcome awaited.
+            for (id, at) in acked {
+                acknowledged(id, at);
+            }
+            written
+        });
     if result.is_err() {
         metrics::counter!("joust_database_errors_total", "op" => "write_outcomes").increment(1);
     }
@@ -256,10 +260,21 @@ async fn write_and_answer(
     arrived
 }
 
+/// [`write_group`] on one of the writer's connections, kept for the next group if it succeeded.
+async fn write_on_a_kept_connection(
+    connections: &WriterConnections,
+    items: &[&PendingOutcome],
+) -> Result<(Vec<Written>, BTreeMap<i64, Cursor>), EngineError> {
+    let mut conn = connections.take().await?;
+    let written = write_group(&mut conn, items).await?;
+    connections.keep(conn);
+    Ok(written)
+}
+
 /// Inserts the group's new outcomes in one statement; returns what happened to each item and,
 /// per experiment, the last new row in apply order.
 async fn write_group(
-    pool: &sqlx::PgPool,
+    conn: &mut sqlx::PgConnection,
     items: &[&PendingOutcome],
 ) -> Result<(Vec<Written>, BTreeMap<i64, Cursor>), EngineError> {
     // The first occurrence of each duel id in the group is the one written; later ones are
@@ -307,7 +322,7 @@ async fn write_group(
     // Tokens are signed, so an experiment the statement finds missing was deleted after its
     // duels were issued: its outcomes are refused and nothing of them is written.
     let ids: Vec<i64> = by_experiment.keys().copied().collect();
-    let acknowledged = outcomes::acknowledge(pool, &ids, &rows).await?;
+    let acknowledged = outcomes::acknowledge(conn, &ids, &rows).await?;
     let live: HashSet<i64> = acknowledged.live.into_iter().collect();
     let inserted: HashMap<Uuid, i64> = acknowledged.inserted.into_iter().collect();
 
@@ -321,7 +336,7 @@ async fn write_group(
     let recorded: HashMap<Uuid, Recorded> = if earlier.is_empty() {
         HashMap::new()
     } else {
-        outcomes::recorded(pool, &earlier)
+        outcomes::recorded(conn, &earlier)
             .await?
             .into_iter()
             .collect()
