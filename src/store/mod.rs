@@ -47,8 +47,9 @@ pub async fn migrations_applied(pool: &PgPool) -> Result<bool, StoreError> {
     Ok(applied.unwrap_or(0) >= latest)
 }
 
-/// A pooled connection idle longer than this is pinged before it is handed out.
-const PING_IF_IDLE_FOR: Duration = Duration::from_secs(1);
+/// A pooled connection idle longer than this is pinged before it is handed out (and the outcome
+/// writer's own connections, `engine/ingest/connections.rs`, before they are used).
+pub const PING_IF_IDLE_FOR: Duration = Duration::from_secs(1);
 
 /// A connection pool that fails fast when the database is away, so requests get a 503 quickly
 /// instead of queueing.

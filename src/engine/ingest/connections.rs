@@ -9,18 +9,15 @@
 //! [`super::writer`]'s groups in flight) and keeps them here.
 //!
 //! A kept connection that failed is dropped, and the next group takes a fresh one from the
-//! pool. A connection idle for [`PING_IF_IDLE_FOR`] is pinged before use, as the pool does
+//! pool. A connection idle for [`PING_IF_IDLE_FOR`] is pinged before use, as the pool's are
 //! ([`crate::store::pool_options`]): it is the one a Postgres restart or a dropped network may
 //! have broken unseen; a busy one that breaks fails its group, which is answered 503 and retried.
 
 use sqlx::{Connection, PgConnection, PgPool};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use crate::store::StoreError;
-
-/// A kept connection idle longer than this is pinged before use (the pool's figure).
-const PING_IF_IDLE_FOR: Duration = Duration::from_secs(1);
+use crate::store::{PING_IF_IDLE_FOR, StoreError};
 
 /// Connections detached from the pool for the writer's groups.
 pub struct WriterConnections {
