@@ -307,6 +307,19 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<()> {
                 q(d.to_lower_bound)
             );
         }
+        if let Some(b) = &p.regret_bound {
+            println!(
+                "{:<50} regret lower bound of consistent policies C ln T = {:.1} ln {} = {:.0}: {}",
+                "",
+                b.rate,
+                last.step,
+                b.at_horizon,
+                b.ratio.map_or_else(
+                    || "nothing to rule out".into(),
+                    |r| format!("regret {r:.2}x it")
+                )
+            );
+        }
         if let (Some(clicks), Some(ndcg)) = (last.clicks, last.shown_ndcg) {
             println!(
                 "{:<50} last window: {:.3} +- {:.3} clicks per query, shown NDCG@10 {:.4} +- {:.4}",

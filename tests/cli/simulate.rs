@@ -140,7 +140,30 @@ fn matrices_without_condorcet_winner_use_copeland_regret() {
         &out,
     );
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
-    assert_eq!(summary(&out)["policies"][0]["regret_kind"], "copeland");
+    let s = summary(&out);
+    let p = &s["policies"][0];
+    assert_eq!(p["regret_kind"], "copeland");
+    // The regret lower bound of consistent policies: C ln T at the horizon, and the regret over
+    // it, as printed.
+    let bound = &p["regret_bound"];
+    let rate = bound["rate"].as_f64().unwrap();
+    let at_horizon = bound["at_horizon"].as_f64().unwrap();
+    assert!(rate > 0.0, "{bound}");
+    assert!(
+        (at_horizon - rate * 2000f64.ln()).abs() < 1e-9 * at_horizon,
+        "{bound}"
+    );
+    let regret = final_checkpoint(p)["regret_mean"].as_f64().unwrap();
+    let ratio = bound["ratio"].as_f64().unwrap();
+    assert!(
+        (ratio - regret / at_horizon).abs() < 1e-9 * ratio,
+        "{bound}"
+    );
+    let stdout = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        stdout.contains(&format!("C ln T = {rate:.1} ln 2000 = {at_horizon:.0}")),
+        "{stdout}"
+    );
     let _ = std::fs::remove_dir_all(out);
 }
 

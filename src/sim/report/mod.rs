@@ -5,6 +5,7 @@ mod figure;
 mod plot;
 mod plot_decisions;
 mod plot_users;
+mod regret_bound;
 mod summary;
 
 pub use decision_ratios::{DecisionRatios, Quantiles, ratio_text};

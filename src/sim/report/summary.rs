@@ -7,6 +7,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::decision_ratios::DecisionRatios;
+use super::regret_bound::RegretBound;
 use crate::interleave::Method;
 use crate::sim::run::{RegretKind, RunRecord};
 
@@ -74,6 +75,10 @@ pub struct PolicySummary {
     /// maximum, and their ratios to the oracle cost and the lower bound.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision_limit: Option<DecisionRatios>,
+    /// On preference matrices: the regret lower bound of consistent policies at the horizon and
+    /// the policy's regret over it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regret_bound: Option<RegretBound>,
 }
 
 /// When the runs that decided did so.
@@ -174,7 +179,7 @@ impl PolicySummary {
     /// Averages the runs of one policy, checkpoint by checkpoint.
     pub fn aggregate(policy: &str, checkpoints: &[u64], runs: &[RunRecord]) -> Self {
         let n = runs.len() as f64;
-        let points = checkpoints
+        let points: Vec<Checkpoint> = checkpoints
             .iter()
             .enumerate()
             .map(|(c, &step)| {
@@ -202,6 +207,9 @@ impl PolicySummary {
             .collect();
         let steps: u64 = runs.iter().map(|r| r.steps).sum();
         let nanos: u64 = runs.iter().map(|r| r.nanos).sum();
+        let regret_bound = points
+            .last()
+            .and_then(|last| RegretBound::of(runs, last.step, last.regret_mean));
         PolicySummary {
             policy: policy.to_string(),
             regret_kind: runs[0].regret_kind,
@@ -209,6 +217,7 @@ impl PolicySummary {
             checkpoints: points,
             decided_at: DecidedSteps::of(runs.iter().filter_map(|r| r.decided_at)),
             decision_limit: DecisionRatios::of(runs),
+            regret_bound,
         }
     }
 }
@@ -334,6 +343,7 @@ mod tests {
             shown_ndcg: Vec::new(),
             steps: 10,
             limit: None,
+            regret_rate: None,
             nanos: 1000,
         }
     }

@@ -1,6 +1,6 @@
 //! Running a simulation: what answers a duel (`environment`), how late outcomes reach the
 //! policy (`feedback_timing`), one run and what it records (`duel_run`,
-//! `multileave_run`, `checkpoints`, `decision_limit`, `thread_clock`, `regret`), and many runs in
+//! `multileave_run`, `checkpoints`, `decision_limit`, `thread_clock`, `regret`, `regret_limit`), and many runs in
 //! parallel, reproducible whatever the thread count (`seeds`, `simulation`).
 
 mod checkpoints;
@@ -12,6 +12,7 @@ mod environment;
 mod feedback_timing;
 mod multileave_run;
 mod regret;
+mod regret_limit;
 mod run_record;
 mod seeds;
 mod simulation;

@@ -44,6 +44,9 @@ pub struct RunRecord {
     /// The oracle cost and lower bound of the run's matrix at the run's delta (a preference
     /// matrix with a Condorcet winner only).
     pub limit: Option<DecisionLimit>,
+    /// C of the regret lower bound liminf R(T) / ln T >= C of the run's matrix (a preference
+    /// matrix only; `regret_limit.rs`).
+    pub regret_rate: Option<f64>,
     /// Thread CPU time spent in selection, update and environment draws (checkpoints excluded).
     pub nanos: u64,
 }
@@ -62,6 +65,7 @@ impl RunRecord {
             shown_ndcg: Vec::new(),
             steps,
             limit: None,
+            regret_rate: None,
             nanos: 0,
         }
     }

@@ -11,6 +11,7 @@ use super::environment::{Environment, MatrixEnvironment};
 use super::feedback_timing::FeedbackTiming;
 use super::multileave_run::run_once_multi;
 use super::regret::Regret;
+use super::regret_limit::regret_rate;
 use super::run_record::{RunRecord, SimError};
 use super::seeds::run_seed;
 use crate::bandit::{AnyPolicy, BanditRng, PolicySpec, list_names, multi_ranker_policies};
@@ -135,9 +136,11 @@ impl Simulation {
                 let k = matrix.k();
                 let delta = split_decision(spec).map_err(SimError::Invalid)?.1.delta;
                 let limit = DecisionLimit::of(&matrix, delta);
+                let rate = regret_rate(&matrix, &regret);
                 let mut environment = MatrixEnvironment::new(matrix);
                 let mut record = self.duel_run(spec, k, &mut environment, &regret, &mut rng)?;
                 record.limit = limit;
+                record.regret_rate = Some(rate);
                 Ok(record)
             }
             DuelSource::Letor(plan) => {
