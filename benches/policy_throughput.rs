@@ -82,7 +82,7 @@ fn main() {
         ("merge_rucb:alpha=0.262144,batch_size=8,c=400000", 2_000_000),
         ("merge_rucb:alpha=0.262144,batch_size=8,c=400000", 200_000),
         ("dts:alpha=0.2097152", 20_000),
-        // The default (version 6, Copeland sparring) fresh (1,000 steps) and trained, with and
+        // The default (version 7, Copeland sparring) fresh (1,000 steps) and trained, with and
         // without the decision layer, beside tuned MergeDTS at the same points.
         ("auto", 1_000),
         ("merge_dts:alpha=0.262144,batch_size=16,c=4000000", 1_000),

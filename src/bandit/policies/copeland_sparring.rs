@@ -1,4 +1,4 @@
-//! Copeland sparring: `auto` versions 4 to 6's duels (module docs of [`super::auto`] say why),
+//! Copeland sparring: `auto` versions 4 to 7's duels (module docs of [`super::auto`] say why),
 //! at O(K) memory and at most O(K) work per duel and per outcome (amortised; see "Cost").
 //!
 //! The rule, from RUCB (Zoghi et al. 2014), its Copeland form CCB (Zoghi et al. 2015) and DTS
@@ -47,7 +47,7 @@
 //! comparisons now also wait on its posterior, so the O(K^2 ln T / gap^2) argument is not
 //! claimed for it. Cost: one more Thompson draw, and one Beta draw when a rival is taken.
 //!
-//! **Version 6** (`auto:version=6`, the default) changes whom an arm meets; the candidates,
+//! **Version 6** (`auto:version=6`; the default before version 7) changes whom an arm meets; the candidates,
 //! bounds, draws and cache are version 4's:
 //! - **Leading rivals first.** In step 4 an arm not confirmed to beat `c` whose empirical
 //!   preference over `c` is above 1/2 (or that never met `c`) comes before every other, by that
@@ -91,6 +91,28 @@
 //! losses. Cost: one look-up more in step 3, and up to four random arms and one Beta draw
 //! before a self-duel. Measured in docs/results.md#auto-version-6.
 //!
+//! **Version 7** (`auto:version=7`, the default) is version 6 with DTS's first arm once
+//! the bounds show no Condorcet winner: when every active arm has a confirmed loss and there are
+//! 2 to [`COPELAND_DRAW_MAX`] candidates,
+//! - **the first arm is a Copeland draw** (DTS's, Wu and Liu 2016, over the candidates only):
+//!   each candidate's score counts its confirmed wins, and one draw of its preference,
+//!   Beta(w_cj + 1, w_jc + 1), above 1/2 for each open pair; the largest score wins, uniformly
+//!   among equals. Step 3's uniform candidate still meets the drawn arm while their pair is open,
+//!   but no longer takes its place as the first arm;
+//! - **the belief** (the champion) is the candidate of the largest estimated Copeland score
+//!   (confirmed wins, and for each open pair the posterior chance that it leads), the most
+//!   played among equals.
+//!
+//! Why: where two candidates tie on confirmed losses and one of them has a pair within a few
+//! thousandths of 1/2 that no horizon resolves (`copeland-random` at small margins,
+//! docs/results.md#auto-version-6), version 6's Thompson draw reads each arm's results against
+//! all arms, and the uniform candidate took the first place on half the steps: both played
+//! about as often, and the most played was the Copeland winner in 38% of runs on seed 12's
+//! cell. The Copeland draw gives the winner the first place whenever the unresolved pair is
+//! drawn against the other, and the belief reads the scores rather than the plays. With a
+//! Condorcet winner (no confirmed loss) nothing changes. Cost: |C| K reads and at most as many
+//! Beta draws per duel while it applies, O(K) as [`COPELAND_DRAW_MAX`] bounds |C|.
+//!
 //! **Time.** `L = ln T̄`, with `T̄` the smallest power of two above the outcomes heard so far
 //! (self-duels included, as a time step): a bound is never narrower than with `ln t`, so every
 //! "confirmed" statement holds with at least the confidence of DTS's and RUCB's, and the bounds,
@@ -132,6 +154,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bandit::stats::beta::sample_beta;
 use crate::bandit::stats::cached::{Cached, evidence_total};
+use crate::bandit::stats::normal::normal_cdf;
 use crate::bandit::stats::thompson_argmax::{ArgmaxSampler, with_self_duels};
 use crate::bandit::stats::ucb::{threshold, ucb};
 use crate::bandit::{Arm, Pair, TieRule, View};
@@ -159,6 +182,10 @@ pub struct CopelandSparring {
     /// versions 4 and 5, which load as they were.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub beaters: bool,
+    /// Version 7's Copeland draw (module docs, "Version 7"). Absent in the states of versions 4
+    /// to 6, which load as they were.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub copeland_draws: bool,
     #[serde(skip)]
     cache: Cached<Derived>,
 }
@@ -166,6 +193,10 @@ pub struct CopelandSparring {
 /// Version 6: added to the value of a rival that leads the first arm (its empirical preference
 /// above 1/2), so that it comes before the others, which keep version 4's values (at most 1).
 const LEADING: f64 = 1.0;
+
+/// Version 7: the most candidates whose Copeland scores are drawn (each draw reads the
+/// candidate's column, so a duel costs at most this many times K).
+const COPELAND_DRAW_MAX: usize = 8;
 
 /// Arms a column's [`Rivals`] keeps by value.
 const TOP: usize = 8;
@@ -263,6 +294,8 @@ struct Derived {
     stamp: (usize, u64, u64),
     /// [`CopelandSparring::beaters`].
     beaters: bool,
+    /// [`CopelandSparring::copeland_draws`].
+    copeland_draws: bool,
     /// ln T̄.
     log_term: f64,
     /// Per arm: score and comparisons against active arms (Self-Sparring's posterior counts).
@@ -305,12 +338,13 @@ fn confirmed_loss(view: &View, i: Arm, j: Arm, log_term: f64) -> bool {
 }
 
 impl Derived {
-    fn build(view: &View, heard: u64, beaters: bool) -> Derived {
+    fn build(view: &View, heard: u64, beaters: bool, copeland_draws: bool) -> Derived {
         let k = view.k();
         let log_term = log_term(heard);
         let mut d = Derived {
             stamp: stamp(view, heard),
             beaters,
+            copeland_draws,
             log_term,
             wins: vec![0.0; k],
             plays: vec![0.0; k],
@@ -473,9 +507,9 @@ impl Derived {
     }
 
     fn select<R: Rng + ?Sized>(&self, view: &View, rng: &mut R, pairing: Pairing) -> Pair {
-        let drawn = self
-            .sampler
-            .sample(rng)
+        let copeland = self.copeland_draw(view, rng);
+        let drawn = copeland
+            .or_else(|| self.sampler.sample(rng))
             .or_else(|| view.active_arms().next())
             .expect("an experiment has an active arm");
         let mut first = drawn;
@@ -504,10 +538,78 @@ impl Derived {
                 if c != drawn && !resolved {
                     return Pair::new(drawn, c);
                 }
-                first = c;
+                // Version 7, once no arm is unbeaten: the drawn arm stays first, so a
+                // candidate the draw passed over plays only as a rival.
+                if copeland.is_none() {
+                    first = c;
+                }
             }
         }
         self.probe_or_rival(view, rng, first)
+    }
+
+    /// Version 7's first arm (module docs, "Version 7"): once every active arm has a confirmed
+    /// loss and there are 2 to [`COPELAND_DRAW_MAX`] candidates, the candidate with the largest
+    /// drawn Copeland score (a confirmed win counts 1, a confirmed loss 0, an open pair one draw
+    /// of its preference above 1/2), uniformly among equals; `None` otherwise, without a draw.
+    fn copeland_draw<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Option<Arm> {
+        if !self.copeland_draws
+            || self.fewest == 0
+            || !(2..=COPELAND_DRAW_MAX).contains(&self.candidate_list.len())
+        {
+            return None;
+        }
+        let mut best: Option<(u32, Arm)> = None;
+        let mut equals = 0;
+        for &c in &self.candidate_list {
+            let mut score = 0;
+            for j in view.active_arms().filter(|&j| j != c) {
+                let (won, lost) = (view.score(c, j), view.score(j, c));
+                let n = won + lost;
+                let wins = if self.log_term < threshold(lost, n, ALPHA) {
+                    true
+                } else if self.log_term < threshold(won, n, ALPHA) {
+                    false
+                } else {
+                    sample_beta(won + 1.0, lost + 1.0, rng) > 0.5
+                };
+                score += wins as u32;
+            }
+            match best {
+                Some((s, _)) if s > score => {}
+                Some((s, _)) if s == score => {
+                    equals += 1;
+                    if rng.random_range(0..equals) == 0 {
+                        best = Some((score, c));
+                    }
+                }
+                _ => {
+                    best = Some((score, c));
+                    equals = 1;
+                }
+            }
+        }
+        best.map(|(_, c)| c)
+    }
+
+    /// Version 7's estimate of `c`'s Copeland score: its confirmed wins, and for each open pair
+    /// the chance that `c` leads it, P(Beta(w_cj + 1, w_jc + 1) > 1/2) by its normal
+    /// approximation, Phi((w_cj - w_jc) / sqrt(n + 2)) (a pair never compared counts half).
+    fn estimated_copeland(&self, view: &View, c: Arm) -> f64 {
+        view.active_arms()
+            .filter(|&j| j != c)
+            .map(|j| {
+                let (won, lost) = (view.score(c, j), view.score(j, c));
+                let n = won + lost;
+                if self.log_term < threshold(lost, n, ALPHA) {
+                    1.0
+                } else if self.log_term < threshold(won, n, ALPHA) {
+                    0.0
+                } else {
+                    normal_cdf((won - lost) / (n + 2.0).sqrt())
+                }
+            })
+            .sum()
     }
 
     /// Version 5's steps 3 and 4 (module docs, "Version 5"): a second Thompson draw over the
@@ -600,6 +702,15 @@ impl CopelandSparring {
         }
     }
 
+    /// Version 7: version 6 with the Copeland draw ([`CopelandSparring::copeland_draws`]).
+    pub fn with_copeland_draws() -> Self {
+        CopelandSparring {
+            beaters: true,
+            copeland_draws: true,
+            ..CopelandSparring::default()
+        }
+    }
+
     fn fresh(&self, view: &View) -> Option<&Derived> {
         self.cache
             .0
@@ -612,13 +723,23 @@ impl CopelandSparring {
     fn with_derived<T>(&self, view: &View, f: impl FnOnce(&Derived) -> T) -> T {
         match self.fresh(view) {
             Some(d) => f(d),
-            None => f(&Derived::build(view, self.heard, self.beaters)),
+            None => f(&Derived::build(
+                view,
+                self.heard,
+                self.beaters,
+                self.copeland_draws,
+            )),
         }
     }
 
     /// Brings the cache up to date (`warm`).
     pub fn warm(&mut self, view: &View) {
-        self.cache = Cached(Some(Derived::build(view, self.heard, self.beaters)));
+        self.cache = Cached(Some(Derived::build(
+            view,
+            self.heard,
+            self.beaters,
+            self.copeland_draws,
+        )));
     }
 
     /// The next duel, paired as `pairing` says (version 4 or 5 of `auto`).
@@ -665,13 +786,24 @@ impl CopelandSparring {
     }
 
     /// The candidate that took part in the most duels (self-duels included), the lowest index
-    /// among equals.
+    /// among equals; version 7, where it draws by Copeland score, the candidate of the largest
+    /// estimated score first ([`Derived::estimated_copeland`]).
     pub fn belief(&self, view: &View) -> Option<Arm> {
         self.with_derived(view, |d| {
+            let copeland = d.copeland_draws
+                && d.fewest > 0
+                && (2..=COPELAND_DRAW_MAX).contains(&d.candidate_list.len());
+            let estimate = |a: Arm| {
+                if copeland {
+                    d.estimated_copeland(view, a)
+                } else {
+                    0.0
+                }
+            };
             view.active_arms()
                 .filter(|&a| d.is_candidate(view, a))
-                .map(|a| (a, d.plays[a] + view.wins.ties(a, a) as f64))
-                .fold(None, |best: Option<(Arm, f64)>, (a, n)| match best {
+                .map(|a| (a, (estimate(a), d.plays[a] + view.wins.ties(a, a) as f64)))
+                .fold(None, |best: Option<(Arm, (f64, f64))>, (a, n)| match best {
                     Some((_, m)) if m >= n => best,
                     _ => Some((a, n)),
                 })
@@ -687,6 +819,6 @@ impl CopelandSparring {
 
     /// The losses recomputed from the win matrix (what the cache must equal).
     pub fn losses_from_scratch(&self, view: &View) -> Vec<u32> {
-        Derived::build(view, self.heard, self.beaters).lost
+        Derived::build(view, self.heard, self.beaters, self.copeland_draws).lost
     }
 }

@@ -13,6 +13,7 @@ use rand::{Rng, SeedableRng};
 
 use super::preference_matrix::PrefMatrix;
 use crate::bandit::BanditRng;
+use crate::bandit::normal_cdf;
 
 /// The families, as `--family` and `family:NAME:...` name them.
 // New families go at the end: a grid's cell seeds follow the cells' order, so earlier grids'
@@ -320,27 +321,6 @@ fn bradley_terry(cell: FamilyCell, rng: &mut BanditRng) -> Rows {
 fn thurstone(cell: FamilyCell, rng: &mut BanditRng) -> Rows {
     let d1 = normal_quantile(0.5 + cell.margin);
     from_utilities(&utilities(cell.k, d1, 2.0, rng), normal_cdf)
-}
-
-/// The standard normal CDF, through erfc (Numerical Recipes' Chebyshev fit, relative error
-/// below 1.2e-7: far below any margin a family is asked for).
-fn normal_cdf(x: f64) -> f64 {
-    0.5 * erfc(-x / std::f64::consts::SQRT_2)
-}
-
-fn erfc(x: f64) -> f64 {
-    let z = x.abs();
-    let t = 1.0 / (1.0 + 0.5 * z);
-    let poly = -z * z - 1.265_512_23
-        + t * (1.000_023_68
-            + t * (0.374_091_96
-                + t * (0.096_784_18
-                    + t * (-0.186_288_06
-                        + t * (0.278_868_07
-                            + t * (-1.135_203_98
-                                + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
-    let r = t * poly.exp();
-    if x >= 0.0 { r } else { 2.0 - r }
 }
 
 /// Inverse of [`normal_cdf`] by bisection: called once per matrix, so plain and exact enough.
