@@ -13,11 +13,8 @@ joust=${JOUST:-target/release/joust}
 # shellcheck disable=SC2054 # the commas are inside policy specs, not between elements
 policies=(--policy auto:version=7 --policy auto:version=6 --policy auto:version=3
     --policy merge_dts:alpha=0.262144,batch_size=16 --policy self_sparring --policy rmed1)
-# One grid: matrix seed, sizes, margins, output directory.
-grid() {
-    "$joust" grid "${policies[@]}" --noise 0.05 --matrix-seed "$1" --seed 1 --sizes "$2" \
-        --margins "$3" --steps 1000000 --runs 4 --threads 1 --out "$out/$4"
-}
+# shellcheck source=docs/results/lib/grid.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/grid.sh"
 grid 11 4,16 0.01,0.1 seed-11 &
 grid 12 4,16 0.005,0.3 seed-12-extremes &
 wait
