@@ -553,10 +553,7 @@ impl Derived {
     /// drawn Copeland score (a confirmed win counts 1, a confirmed loss 0, an open pair one draw
     /// of its preference above 1/2), uniformly among equals; `None` otherwise, without a draw.
     fn copeland_draw<R: Rng + ?Sized>(&self, view: &View, rng: &mut R) -> Option<Arm> {
-        if !self.copeland_draws
-            || self.fewest == 0
-            || !(2..=COPELAND_DRAW_MAX).contains(&self.candidate_list.len())
-        {
+        if !self.copeland_applies() {
             return None;
         }
         let mut best: Option<(u32, Arm)> = None;
@@ -564,15 +561,10 @@ impl Derived {
         for &c in &self.candidate_list {
             let mut score = 0;
             for j in view.active_arms().filter(|&j| j != c) {
-                let (won, lost) = (view.score(c, j), view.score(j, c));
-                let n = won + lost;
-                let wins = if self.log_term < threshold(lost, n, ALPHA) {
-                    true
-                } else if self.log_term < threshold(won, n, ALPHA) {
-                    false
-                } else {
+                let wins = self.confirmed_win(view, c, j).unwrap_or_else(|| {
+                    let (won, lost) = (view.score(c, j), view.score(j, c));
                     sample_beta(won + 1.0, lost + 1.0, rng) > 0.5
-                };
+                });
                 score += wins as u32;
             }
             match best {
@@ -598,18 +590,36 @@ impl Derived {
     fn estimated_copeland(&self, view: &View, c: Arm) -> f64 {
         view.active_arms()
             .filter(|&j| j != c)
-            .map(|j| {
-                let (won, lost) = (view.score(c, j), view.score(j, c));
-                let n = won + lost;
-                if self.log_term < threshold(lost, n, ALPHA) {
-                    1.0
-                } else if self.log_term < threshold(won, n, ALPHA) {
-                    0.0
-                } else {
-                    normal_cdf((won - lost) / (n + 2.0).sqrt())
+            .map(|j| match self.confirmed_win(view, c, j) {
+                Some(won) => f64::from(u8::from(won)),
+                None => {
+                    let (won, lost) = (view.score(c, j), view.score(j, c));
+                    normal_cdf((won - lost) / (won + lost + 2.0).sqrt())
                 }
             })
             .sum()
+    }
+
+    /// Whether version 7's Copeland draw and champion apply: every active arm has a confirmed
+    /// loss (no Condorcet winner by the bounds) and there are 2 to [`COPELAND_DRAW_MAX`]
+    /// candidates.
+    fn copeland_applies(&self) -> bool {
+        self.copeland_draws
+            && self.fewest > 0
+            && (2..=COPELAND_DRAW_MAX).contains(&self.candidate_list.len())
+    }
+
+    /// `Some(true)` when `c` is confirmed to beat `j`, `Some(false)` when `j` is confirmed to
+    /// beat `c`, `None` while their pair is open.
+    #[inline]
+    fn confirmed_win(&self, view: &View, c: Arm, j: Arm) -> Option<bool> {
+        if confirmed_loss(view, j, c, self.log_term) {
+            Some(true)
+        } else if confirmed_loss(view, c, j, self.log_term) {
+            Some(false)
+        } else {
+            None
+        }
     }
 
     /// Version 5's steps 3 and 4 (module docs, "Version 5"): a second Thompson draw over the
@@ -790,9 +800,7 @@ impl CopelandSparring {
     /// estimated score first ([`Derived::estimated_copeland`]).
     pub fn belief(&self, view: &View) -> Option<Arm> {
         self.with_derived(view, |d| {
-            let copeland = d.copeland_draws
-                && d.fewest > 0
-                && (2..=COPELAND_DRAW_MAX).contains(&d.candidate_list.len());
+            let copeland = d.copeland_applies();
             let estimate = |a: Arm| {
                 if copeland {
                     d.estimated_copeland(view, a)
