@@ -118,7 +118,7 @@ pub fn run(args: GridArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     let started = std::time::Instant::now();
-    let earlier = earlier_results(&args);
+    let (earlier, earlier_seconds) = earlier_results(&args);
     let mut results: Vec<CellResult> = Vec::with_capacity(cells.len());
     for (i, cell) in cells.iter().enumerate() {
         let t = std::time::Instant::now();
@@ -134,7 +134,11 @@ pub fn run(args: GridArgs) -> anyhow::Result<()> {
             cell.scenario(),
             t.elapsed().as_secs_f64()
         );
-        write(&args, &results, started.elapsed().as_secs_f64())?;
+        write(
+            &args,
+            &results,
+            earlier_seconds + started.elapsed().as_secs_f64(),
+        )?;
     }
     print!("{}", std::fs::read_to_string(args.out.join("grid.md"))?);
     Ok(())
@@ -142,22 +146,26 @@ pub fn run(args: GridArgs) -> anyhow::Result<()> {
 
 /// The cells of an earlier grid.json in `--out` made with the same steps, runs and seeds: a
 /// policy already run on a cell is not run again (its figures would be the same, as run r's
-/// seed depends on the seed and r only), so adding a policy to a grid costs only its own runs.
-fn earlier_results(args: &GridArgs) -> Vec<CellResult> {
+/// seed depends on the seed and r only), so adding a policy to a grid costs only its own runs;
+/// and the seconds spent on them, which the new grid's total includes.
+fn earlier_results(args: &GridArgs) -> (Vec<CellResult>, f64) {
     let Ok(text) = std::fs::read_to_string(args.out.join("grid.json")) else {
-        return Vec::new();
+        return (Vec::new(), 0.0);
     };
     let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
-        return Vec::new();
+        return (Vec::new(), 0.0);
     };
     let same = json["steps"] == args.steps
         && json["runs"] == args.runs
         && json["matrix_seed"] == args.matrix_seed
         && json["seed"] == args.seed;
     if !same {
-        return Vec::new();
+        return (Vec::new(), 0.0);
     }
-    serde_json::from_value(json["cells"].clone()).unwrap_or_default()
+    match serde_json::from_value(json["cells"].clone()) {
+        Ok(cells) => (cells, json["seconds"].as_f64().unwrap_or(0.0)),
+        Err(_) => (Vec::new(), 0.0),
+    }
 }
 
 /// Writes the results so far: grid.json (every figure) and grid.md (the tables).

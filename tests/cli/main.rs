@@ -1,4 +1,4 @@
-//! The command line through the binary: `joust simulate`, `joust prefmatrix`, and every shell
+//! The command line through the binary: `joust simulate`, `joust grid`, `joust prefmatrix`, and every shell
 //! example of the docs run as pasted.
 //!
 //! One binary, so one embedded Postgres, for the group: `cargo test --release --test cli`.
@@ -8,6 +8,7 @@
 mod helpers;
 
 mod docs_examples;
+mod grid;
 mod prefmatrix;
 mod simulate;
 mod simulate_multileave;

@@ -10,7 +10,7 @@ pub use table::{CellResult, markdown};
 
 use crate::bandit::PolicySpec;
 use crate::sim::matrix::MatrixPlan;
-use crate::sim::run::{DuelSource, FeedbackTiming, Simulation};
+use crate::sim::run::{DuelSource, FeedbackTiming, Regret, Simulation, regret_rate};
 
 /// How every cell is simulated.
 #[derive(Debug, Clone)]
@@ -94,6 +94,8 @@ impl GridRuns {
             noise: cell.cell.noise,
             scenario: cell.scenario(),
             policies,
+            // Every run shuffles the same matrix, and the bound does not depend on the order.
+            regret_rate: Some(regret_rate(&cell.matrix, &Regret::of(&cell.matrix))),
         })
     }
 }

@@ -4,6 +4,11 @@
 //! A ratio counts only when the difference is real: a policy whose mean regret is within two
 //! standard errors of the best one's (the errors of the two means combined) is level with it,
 //! ratio 1.00 in the worst case, since fewer runs could not tell the two apart.
+//!
+//! Each cell also carries the asymptotic regret lower bound of consistent policies, C ln T
+//! (`sim/run/regret_limit.rs`): a best policy below it is one that has not yet paid for the
+//! comparisons that tell the winner from every alternative, as a policy naming the winner on
+//! every matrix must eventually (or sits before the asymptote, at the smallest margins).
 
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +40,10 @@ pub struct CellResult {
     /// The `--matrix` name of the cell's matrix.
     pub scenario: String,
     pub policies: Vec<PolicyCell>,
+    /// C of the regret lower bound C ln T on the cell's matrix; absent from grids written
+    /// before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regret_rate: Option<f64>,
 }
 
 /// The horizons a grid reports: 10^4, 10^5, ... below `steps`, and `steps` itself.
@@ -82,7 +91,34 @@ impl CellResult {
             noise,
             scenario,
             policies,
+            regret_rate: summary
+                .policies
+                .first()
+                .and_then(|p| p.regret_bound)
+                .map(|b| b.rate),
         }
+    }
+
+    /// The best policy's mean regret at horizon index `h`.
+    fn best_regret(&self, h: usize) -> f64 {
+        self.policies
+            .iter()
+            .map(|p| p.horizons[h].regret_mean)
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    /// C ln T at horizon index `h`, when the cell has a bound.
+    fn bound_at(&self, h: usize) -> Option<f64> {
+        let step = self.policies.first()?.horizons.get(h)?.step;
+        self.regret_rate.map(|c| c * (step.max(1) as f64).ln())
+    }
+
+    /// The best policy's mean regret at horizon index `h` over C ln T there; `None` without a
+    /// bound or when it is 0 (every arm a winner).
+    pub fn best_over_bound(&self, h: usize) -> Option<f64> {
+        self.bound_at(h)
+            .filter(|&b| b > 0.0)
+            .map(|b| self.best_regret(h) / b)
     }
 
     /// Policy `p`'s ratio to the cell's best mean regret at horizon index `h`, and whether the
@@ -128,6 +164,13 @@ pub struct Worst {
     pub cell: Option<String>,
     /// The largest ratio counting differences within noise too.
     pub raw_ratio: f64,
+    /// At the worst cell: the best policy's regret over C ln T.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best_over_bound: Option<f64>,
+    /// The largest ratio beyond noise over the cells whose best policy is at or above C ln T
+    /// (cells without a bound count): how far the policy is from the best where the best pays
+    /// what naming the winner on every matrix asks.
+    pub ratio_where_best_pays: f64,
 }
 
 /// Worst cases of policy `p` over `cells`, one per horizon.
@@ -142,6 +185,8 @@ pub fn worst(cells: &[CellResult], p: usize) -> Vec<Worst> {
                 ratio: 1.0,
                 cell: None,
                 raw_ratio: 1.0,
+                best_over_bound: None,
+                ratio_where_best_pays: 1.0,
             };
             for c in cells {
                 let (ratio, real) = c.ratio(p, h);
@@ -149,6 +194,11 @@ pub fn worst(cells: &[CellResult], p: usize) -> Vec<Worst> {
                 if real && ratio > w.ratio {
                     w.ratio = ratio;
                     w.cell = Some(c.label());
+                    w.best_over_bound = c.best_over_bound(h);
+                }
+                let best_pays = c.best_over_bound(h).is_none_or(|r| r >= 1.0);
+                if real && best_pays {
+                    w.ratio_where_best_pays = w.ratio_where_best_pays.max(ratio);
                 }
             }
             w
@@ -205,7 +255,11 @@ pub fn markdown(cells: &[CellResult]) -> String {
         for w in worst(cells, p) {
             match &w.cell {
                 Some(cell) => {
-                    out.push_str(&format!(" {:.2}x ({:.2}x), {cell} |", w.ratio, w.raw_ratio))
+                    out.push_str(&format!(" {:.2}x ({:.2}x), {cell}", w.ratio, w.raw_ratio));
+                    if let Some(r) = w.best_over_bound {
+                        out.push_str(&format!(", best at {r:.2}x C ln T"));
+                    }
+                    out.push_str(" |");
                 }
                 None => out.push_str(&format!(" 1.00x ({:.2}x) |", w.raw_ratio)),
             }
@@ -213,25 +267,44 @@ pub fn markdown(cells: &[CellResult]) -> String {
         let misses = accuracy_misses(cells, p);
         out.push_str(&format!(" {} |\n", misses.len()));
     }
-    out.push_str("\nEvery cell: the best policy's mean regret at each horizon, and each policy's ratio to it (`*`: beyond two standard errors).\n\n| cell | best regret |");
+    out.push_str(
+        "\nWhere the best policy pays at least the regret lower bound of consistent policies \
+         (C ln T, column `C ln T` below): each policy's largest ratio beyond two standard errors \
+         over those cells.\n\n| policy |",
+    );
+    for s in &steps {
+        out.push_str(&format!(" at {} |", power_of_ten(*s)));
+    }
+    out.push_str("\n|---|");
+    out.push_str(&"---|".repeat(steps.len()));
+    out.push('\n');
+    for (p, name) in names.iter().enumerate() {
+        out.push_str(&format!("| `{name}` |"));
+        for w in worst(cells, p) {
+            out.push_str(&format!(" {:.2}x |", w.ratio_where_best_pays));
+        }
+        out.push('\n');
+    }
+    out.push_str("\nEvery cell: the best policy's mean regret at each horizon, C ln T there, and each policy's ratio to the best (`*`: beyond two standard errors).\n\n| cell | best regret | C ln T |");
     for name in &names {
         out.push_str(&format!(" `{name}` |"));
     }
-    out.push_str("\n|---|---|");
+    out.push_str("\n|---|---|---|");
     out.push_str(&"---|".repeat(names.len()));
     out.push('\n');
     for c in cells {
         let best: Vec<String> = (0..steps.len())
-            .map(|h| {
-                let min = c
-                    .policies
-                    .iter()
-                    .map(|p| p.horizons[h].regret_mean)
-                    .fold(f64::INFINITY, f64::min);
-                format!("{min:.0}")
-            })
+            .map(|h| format!("{:.0}", c.best_regret(h)))
             .collect();
-        out.push_str(&format!("| {} | {} |", c.label(), best.join(" / ")));
+        let bound: Vec<String> = (0..steps.len())
+            .map(|h| c.bound_at(h).map_or("-".into(), |b| format!("{b:.0}")))
+            .collect();
+        out.push_str(&format!(
+            "| {} | {} | {} |",
+            c.label(),
+            best.join(" / "),
+            bound.join(" / ")
+        ));
         for p in 0..c.policies.len() {
             let ratios: Vec<String> = (0..steps.len())
                 .map(|h| {
@@ -258,6 +331,7 @@ mod tests {
             margin: 0.1,
             noise: 0.0,
             scenario: label.into(),
+            regret_rate: None,
             policies: figures
                 .iter()
                 .enumerate()
@@ -311,5 +385,36 @@ mod tests {
         assert_eq!(accuracy_misses(&cells, 1).len(), 1);
         let md = markdown(&cells);
         assert!(md.contains("| `p1` | 3.00x (4.00x), a K=4"), "{md}");
+    }
+
+    #[test]
+    fn the_bound_says_where_the_best_policy_pays_less_than_consistency_asks() {
+        // C = 100 / ln 10^4 puts C ln T at 100 at 10^4: cell `a`'s best (50) is below it, cell
+        // `b`'s (200) above.
+        let rate = 100.0 / 10_000f64.ln();
+        let mut a = cell("a", &[&[(50.0, 1.0, 1.0)], &[(300.0, 1.0, 1.0)]]);
+        let mut b = cell("b", &[&[(200.0, 1.0, 1.0)], &[(400.0, 1.0, 1.0)]]);
+        a.regret_rate = Some(rate);
+        b.regret_rate = Some(rate);
+        assert!((a.best_over_bound(0).unwrap() - 0.5).abs() < 1e-9);
+        let w = &worst(&[a.clone(), b.clone()], 1)[0];
+        assert_eq!(w.ratio, 6.0);
+        assert!((w.best_over_bound.unwrap() - 0.5).abs() < 1e-9);
+        // Where the best pays at least C ln T only `b` counts.
+        assert_eq!(w.ratio_where_best_pays, 2.0);
+        let md = markdown(&[a, b.clone()]);
+        assert!(
+            md.contains("6.00x (6.00x), a K=4 margin=0.1 noise=0, best at 0.50x C ln T"),
+            "{md}"
+        );
+        assert!(md.contains("| `p1` | 2.00x |"), "{md}");
+        assert!(
+            md.contains("| b K=4 margin=0.1 noise=0 | 200 | 100 |"),
+            "{md}"
+        );
+        // A cell whose every arm is a winner (bound 0) or that has no bound counts as paying.
+        b.regret_rate = Some(0.0);
+        assert_eq!(b.best_over_bound(0), None);
+        assert_eq!(worst(&[b], 1)[0].ratio_where_best_pays, 2.0);
     }
 }

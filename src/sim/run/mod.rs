@@ -24,6 +24,7 @@ pub(crate) use duel_run::new_state;
 pub use environment::{Environment, Outcome};
 pub use feedback_timing::{FeedbackQueue, FeedbackTiming};
 pub use regret::{Regret, RegretKind};
+pub use regret_limit::regret_rate;
 pub use run_record::RunRecord;
 pub use seeds::run_seed;
 pub use simulation::{DuelSource, Simulation};
