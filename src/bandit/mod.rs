@@ -53,6 +53,7 @@ pub use registry::{
 };
 pub use spec::{PolicySpec, SpecError};
 pub use state::{BanditState, Chooser, StateError, TieRule};
+pub use stats::kl::{kl_bernoulli, kl_to_half};
 pub use stats::normal::normal_cdf;
 pub use stats::{Tournament, ucb};
 pub use wins::{DENSE_LIMIT, WinMatrix};

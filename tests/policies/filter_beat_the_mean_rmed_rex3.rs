@@ -10,7 +10,7 @@
 
 use crate::helpers::policy_run;
 use crate::helpers::policy_run::{DELAYED, Feedback, IMMEDIATE};
-use joust::bandit::{BanditRng, BanditState, Outcome, Policy, PolicySpec, TieRule};
+use joust::bandit::{BanditRng, BanditState, Outcome, Policy, PolicySpec, TieRule, kl_to_half};
 use joust::sim::{PrefMatrix, scenarios};
 use proptest::prelude::*;
 use rand::SeedableRng;
@@ -200,10 +200,6 @@ fn beat_the_mean_finds_the_cycle_winner() {
 // most exp(-2 n ε_j²) ≈ 1/t (Hoeffding), so its divergence is 0 and it is i*, the belief the
 // champion report names. The budget is C(K, 2) (initial phase) plus 3 times
 // `Σ_j (ln 10^5 + 0.3 K^1.01) / d(1/2 + ε_j, 1/2)`. We require 9 of 10 seeds.
-
-fn kl_to_half(p: f64) -> f64 {
-    p * (2.0 * p).ln() + (1.0 - p) * (2.0 * (1.0 - p)).ln()
-}
 
 fn rmed1_budget(m: &PrefMatrix) -> usize {
     let k = m.k() as f64;

@@ -160,6 +160,7 @@ use super::copeland_sparring::{CopelandSparring, Pairing};
 use super::dts::{self, Dts, DtsParams};
 use super::merge_dts::{MergeDts, MergeDtsParams};
 use crate::bandit::footprint::Footprint;
+use crate::bandit::kl_to_half;
 use crate::bandit::params::{Any, Closed, Custom, policy_params};
 use crate::bandit::stats::beta::sample_beta;
 use crate::bandit::stats::cached::Cached;
@@ -296,12 +297,6 @@ fn stamp(view: &View) -> (usize, u64) {
     (view.k(), view.wins.total_wins() + view.wins.total_ties())
 }
 
-/// KL(p || 1/2) for Bernoulli distributions, in nats.
-fn kl_half(p: f64) -> f64 {
-    let term = |x: f64| if x > 0.0 { x * (2.0 * x).ln() } else { 0.0 };
-    term(p) + term(1.0 - p)
-}
-
 impl Auto {
     pub fn new(params: AutoParams, k: usize, rng: &mut BanditRng) -> Self {
         let (copeland, merge) = match params.version {
@@ -388,7 +383,7 @@ impl Auto {
         }
         let k = self.contending.len().max(2) as f64;
         let threshold = 2.0 * (self.heard.max(2) as f64).ln() + 2.0 * k.ln() + self.params.slack;
-        n * kl_half(s / n) > threshold
+        n * kl_to_half(s / n) > threshold
     }
 
     /// Version 2: the leader (the first Thompson draw) against an arm picked at random, if that
@@ -645,14 +640,6 @@ impl Policy for Auto {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn kl_to_a_fair_coin() {
-        assert_eq!(kl_half(0.5), 0.0);
-        // KL(0.1 || 0.5) = 0.1 ln 0.2 + 0.9 ln 1.8 = 0.3681.
-        assert!((kl_half(0.1) - 0.368_064).abs() < 1e-6);
-        assert!((kl_half(0.0) - 2f64.ln()).abs() < 1e-12);
-    }
 
     #[test]
     fn a_state_stored_by_version_1_loads_as_version_1() {

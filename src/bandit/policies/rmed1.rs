@@ -48,7 +48,7 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::bandit::params::{Closed, policy_params};
-use crate::bandit::{Arm, BanditRng, Pair, Policy, View, Win};
+use crate::bandit::{Arm, BanditRng, Pair, Policy, View, Win, kl_to_half};
 
 policy_params! {
     /// Parameters of `rmed1`.
@@ -56,12 +56,6 @@ policy_params! {
         /// `α` in `f(K) = α K^1.01`: extra slack before an arm stops being a candidate.
         pub alpha: f64 = 0.3, Closed(0.0, 1e6);
     }
-}
-
-/// Bernoulli Kullback-Leibler divergence `d(p, 1/2)`, with `0 ln 0 = 0`.
-pub fn kl_to_half(p: f64) -> f64 {
-    let term = |x: f64| if x <= 0.0 { 0.0 } else { x * (2.0 * x).ln() };
-    term(p) + term(1.0 - p)
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -336,16 +330,6 @@ mod tests {
     use crate::bandit::testing::{feed_random, view_of};
     use crate::bandit::{TieRule, WinMatrix};
     use rand::SeedableRng;
-
-    #[test]
-    fn divergence_to_one_half() {
-        assert_eq!(kl_to_half(0.5), 0.0);
-        assert!((kl_to_half(0.0) - 2f64.ln()).abs() < 1e-12);
-        assert!((kl_to_half(1.0) - 2f64.ln()).abs() < 1e-12);
-        // d(0.3, 0.5) = 0.3 ln 0.6 + 0.7 ln 1.4.
-        let d = 0.3 * 0.6f64.ln() + 0.7 * 1.4f64.ln();
-        assert!((kl_to_half(0.3) - d).abs() < 1e-12);
-    }
 
     /// Arm 0 beats 1 and 2 (30 of 40); 1 beats 2 (25 of 40).
     fn three_arms() -> WinMatrix {

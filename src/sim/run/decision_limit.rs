@@ -19,13 +19,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::bandit::kl_bernoulli;
 use crate::sim::matrix::PrefMatrix;
-
-/// Bernoulli relative entropy kl(p, q) = p ln(p/q) + (1-p) ln((1-p)/(1-q)), with 0 ln 0 = 0.
-pub fn kl_bernoulli(p: f64, q: f64) -> f64 {
-    let term = |a: f64, b: f64| if a <= 0.0 { 0.0 } else { a * (a / b).ln() };
-    term(p, q) + term(1.0 - p, 1.0 - q)
-}
 
 /// The oracle cost and the lower bound of one matrix at one error budget.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -60,18 +55,6 @@ impl DecisionLimit {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn kl_is_the_bernoulli_relative_entropy() {
-        assert_eq!(kl_bernoulli(0.5, 0.5), 0.0);
-        // kl(0.6, 0.5) = 0.6 ln 1.2 + 0.4 ln 0.8.
-        let want = 0.6 * 1.2f64.ln() + 0.4 * 0.8f64.ln();
-        assert!((kl_bernoulli(0.6, 0.5) - want).abs() < 1e-15);
-        assert_eq!(kl_bernoulli(1.0, 0.5), 2f64.ln());
-        // Near 1/2 it is 2 gap^2 to leading order.
-        let g = 1e-3;
-        assert!((kl_bernoulli(0.5 + g, 0.5) / (2.0 * g * g) - 1.0).abs() < 1e-5);
-    }
 
     #[test]
     fn the_limit_sums_each_rivals_information() {

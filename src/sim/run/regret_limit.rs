@@ -23,8 +23,8 @@
 //! Garivier, Menard and Stoltz 2019), and one several times above it pays for comparisons the
 //! information it needs does not ask for.
 
-use super::decision_limit::kl_bernoulli;
 use super::regret::Regret;
+use crate::bandit::kl_bernoulli;
 use crate::sim::matrix::PrefMatrix;
 
 /// C of liminf R(T) / ln T >= C on `matrix` scored by `regret` (see the module docs); 0 when
