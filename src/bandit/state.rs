@@ -134,6 +134,19 @@ impl BanditState {
         d
     }
 
+    /// The Condorcet winner kept since it was first decided, if any (see [`DecisionLayer`]).
+    pub fn decided_champion(&self) -> Option<Arm> {
+        self.decision.decided_champion()
+    }
+
+    /// Restores a decided Condorcet winner kept with a stored state (whose counts alone may no
+    /// longer decide it); call it once the decision settings are set. Ignored for an arm that is
+    /// not active.
+    pub fn restore_decided_champion(&mut self, champion: Arm) {
+        let view = View::new(&self.wins, &self.active, self.ties);
+        self.decision.restore_decided(&view, champion);
+    }
+
     /// Whether some arm is already a decided Condorcet winner: O(1), for a check after every
     /// outcome (a Copeland decision needs [`BanditState::decision`]).
     pub fn condorcet_decided(&self) -> bool {

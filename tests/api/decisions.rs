@@ -462,6 +462,56 @@ async fn a_decision_does_not_lapse_and_is_announced_once() {
     app.stop().await;
 }
 
+/// The kept decision is part of the stored state, not only of the snapshot that made it: every
+/// snapshot read from the database (another replica's, this one's after a restart, an
+/// administrative change's, the cache refresh's) must hold it too. Otherwise a reload after the
+/// counts evened out reads the experiment undecided (the refresh can reload the very version its
+/// owner just applied, which made `a_decision_does_not_lapse_and_is_announced_once` fail under
+/// load).
+#[tokio::test]
+async fn a_kept_decision_is_stored_and_read_back() {
+    let db = postgres::fresh_database().await;
+    let app = http_server::spawn_app_on(&db, "").await;
+    let (s, b) = app
+        .post(
+            "/v1/experiments",
+            json!({"name": "kept", "rankers": ["a", "b"], "seed": 3}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{b}");
+    let id = b["id"].as_i64().unwrap();
+    let tokens = issue_early(&app, id, 2000).await;
+    assert!(tokens.len() >= 300, "{} distinct duels", tokens.len());
+    let decided = |e: &Value| e["decision"]["decided"].as_bool().unwrap();
+    // Decided for `a` at 150 to 0, and kept at 150 to 150, as the process that applied them says.
+    report_all(&app, id, &tokens[..150], "a").await;
+    assert!(decided(&app.experiment(id).await));
+    report_all(&app, id, &tokens[150..300], "b").await;
+    let e = app.experiment(id).await;
+    assert!(decided(&e) && e["decision"]["champion"] == "a", "{e}");
+    assert_eq!(e["decision"]["possible_best_total"], 2, "{e}");
+    // A process that reads the experiment from the database says the same.
+    app.stop().await;
+    let app = http_server::spawn_app_on(&db, "").await;
+    let e = app.experiment(id).await;
+    assert_eq!(e["outcomes_applied"], 300, "{e}");
+    assert!(decided(&e), "{e}");
+    assert_eq!(e["decision"]["champion"], "a", "{e}");
+    assert_eq!(e["decision"]["winners"], json!(["a"]), "{e}");
+    // Not vacuous: the counts alone decide nothing.
+    assert_eq!(e["decision"]["possible_best_total"], 2, "{e}");
+    // An administrative change reads the stored state too: a stop rule the decision satisfies
+    // concludes the experiment with it.
+    let (s, b) = app
+        .patch_experiment(id, json!({"stop_rule": {"min_outcomes": 0}}))
+        .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    let e = app.experiment(id).await;
+    assert_eq!(e["status"], "concluded", "{e}");
+    assert_eq!(e["decision"]["champion"], "a", "{e}");
+    app.stop().await;
+}
+
 #[tokio::test]
 async fn a_kept_decision_is_dropped_when_a_ranker_is_added() {
     let app = http_server::spawn_app().await;

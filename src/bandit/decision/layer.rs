@@ -39,7 +39,7 @@
 //! saved from.
 //!
 //! **Decisions do not lapse.** The first time the counts decide a Condorcet winner, the layer
-//! keeps it (`decided_champion`, persisted with the settings): each pair's confidence sequence
+//! keeps it (`decided_champion`, persisted with the state): each pair's confidence sequence
 //! holds at every time at once with probability 1 - delta, so its running intersection does too,
 //! and a lower bound that once cleared 1/2 - epsilon may be taken as cleared from then on. The
 //! statement made at the first crossing is therefore right with the same probability, and stays
@@ -132,6 +132,17 @@ impl DecisionLayer {
     /// The Condorcet winner decided so far, kept once decided (see the module documentation).
     pub fn decided_champion(&self) -> Option<Arm> {
         self.decided_champion
+    }
+
+    /// Keeps `champion` as the decided Condorcet winner: a decision made earlier and stored apart
+    /// from the counts, which alone may no longer decide it (call it after the settings are set,
+    /// since other ones forget it). It replaces a champion the counts decide now: the first
+    /// decision stands. Ignored when it no longer speaks of the active arms (see
+    /// [`DecisionLayer::arms_changed`]).
+    pub fn restore_decided(&mut self, view: &View, champion: Arm) {
+        if view.active.get(champion).copied().unwrap_or(false) {
+            self.decided_champion = Some(champion);
+        }
     }
 
     /// New settings; the tracker is rebuilt on next use. Another delta or epsilon asks another
@@ -551,6 +562,39 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(layer.decided_champion(), None);
+    }
+
+    /// A state rebuilt from its counts alone (as the service stores it: the counts in their own
+    /// tables) holds the kept decision again once it is restored, unless its champion is retired.
+    #[test]
+    fn a_kept_decision_is_restored_on_counts_that_no_longer_decide_it() {
+        let mut rng = BanditRng::seed_from_u64(2);
+        let spec = PolicySpec::new("rucb");
+        let mut state = BanditState::new(&spec, 3, TieRule::Ignore, &mut rng).unwrap();
+        wins(&mut state, 0, 1, 200, &mut rng);
+        wins(&mut state, 0, 2, 200, &mut rng);
+        assert_eq!(state.decided_champion(), Some(0));
+        wins(&mut state, 1, 0, 200, &mut rng);
+        let mut counts_only = serde_json::to_value(&state).unwrap();
+        counts_only["decision"]
+            .as_object_mut()
+            .unwrap()
+            .remove("decided_champion");
+        let mut loaded: BanditState = serde_json::from_value(counts_only).unwrap();
+        loaded.warm();
+        assert!(
+            !loaded.decision().decided,
+            "the counts alone decide nothing"
+        );
+        let mut retired = loaded.clone();
+        loaded.restore_decided_champion(0);
+        assert_eq!(loaded, state);
+        let d = loaded.decision();
+        assert!(d.decided && d.champion == Some(0), "{d:?}");
+        retired.retire_arm(0).unwrap();
+        retired.restore_decided_champion(0);
+        assert_eq!(retired.decided_champion(), None);
+        assert!(!retired.decision().decided);
     }
 
     #[test]

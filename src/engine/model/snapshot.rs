@@ -44,12 +44,20 @@ pub fn tie_rule_str(rule: TieRule) -> &'static str {
     }
 }
 
-/// The policy part of the stored state. The win matrix and the active flags are stored in their
-/// own tables, so they are not repeated here.
+/// The policy part of the stored state, and the decision kept once made. The win matrix and the
+/// active flags are stored in their own tables, and the decision settings with the experiment, so
+/// they are not repeated here.
 #[derive(Serialize, Deserialize)]
 pub struct PersistedPolicy {
     pub format_version: u32,
     pub policy: AnyPolicy,
+    /// The Condorcet winner decided, kept from the first time the counts decided it
+    /// ([`crate::bandit::DecisionLayer`]): the counts alone may no longer say so, so every
+    /// snapshot read from the database needs it. Absent while undecided (and in states written
+    /// before it was stored). Written with every state write; a change of the decision settings
+    /// writes the state too, so it always speaks of the stored settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_champion: Option<Arm>,
 }
 
 impl PersistedPolicy {
@@ -57,6 +65,7 @@ impl PersistedPolicy {
         serde_json::to_value(PersistedPolicyRef {
             format_version: state.format_version,
             policy: &state.policy,
+            decided_champion: state.decided_champion(),
         })
         .expect("policy state serialises")
     }
@@ -66,6 +75,8 @@ impl PersistedPolicy {
 struct PersistedPolicyRef<'a> {
     format_version: u32,
     policy: &'a AnyPolicy,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    decided_champion: Option<Arm>,
 }
 
 #[derive(Debug, Clone)]
@@ -202,6 +213,9 @@ impl Snapshot {
         let decision_settings = settings::decision_from_stored(e.decision.as_ref())
             .map_err(|err| bad(format!("decision settings: {err}")))?;
         state.set_decision_settings(decision_settings);
+        if let Some(champion) = persisted.decided_champion {
+            state.restore_decided_champion(champion);
+        }
         let stop_rule: Option<StopRule> = e
             .stop_rule
             .clone()
@@ -350,4 +364,32 @@ impl Snapshot {
 /// the same choices.
 pub fn update_rng(seed: i64, version: i64) -> BanditRng {
     BanditRng::seed_from_u64((seed as u64) ^ (version as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bandit::{Outcome, Pair};
+
+    /// The stored policy state carries the kept decision, and one written before it was stored
+    /// reads without it.
+    #[test]
+    fn the_persisted_policy_keeps_the_decided_champion() {
+        let mut rng = BanditRng::seed_from_u64(1);
+        let mut state =
+            BanditState::new(&PolicySpec::new("rucb"), 2, TieRule::Ignore, &mut rng).unwrap();
+        let undecided = PersistedPolicy::to_json(&state);
+        assert!(undecided.get("decided_champion").is_none(), "{undecided}");
+        for _ in 0..200 {
+            state
+                .record(Pair::new(1, 0), Outcome::FirstWins, &mut rng)
+                .unwrap();
+        }
+        assert_eq!(state.decided_champion(), Some(1));
+        let json = PersistedPolicy::to_json(&state);
+        let read: PersistedPolicy = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(read.decided_champion, Some(1), "{json}");
+        let old: PersistedPolicy = serde_json::from_value(undecided).unwrap();
+        assert_eq!(old.decided_champion, None);
+    }
 }
