@@ -33,7 +33,7 @@ async fn create(app: &http_server::TestApp, policy: Option<&serde_json::Value>) 
         // The stored spec names the design it runs, so it replays after the default moves on.
         assert_eq!(
             b["policy"],
-            json!({"name": "auto", "params": {"version": 7}})
+            json!({"name": "auto", "params": {"version": 8}})
         );
         return b["id"].as_i64().unwrap();
     };

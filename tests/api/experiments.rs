@@ -155,7 +155,7 @@ async fn bad_input_is_a_clear_4xx_and_changes_nothing() {
             "invalid_body",
         ),
         (
-            json!({"name": "n", "rankers": ["a", "b"], "policy": {"name": "auto", "params": {"version": 8}}}),
+            json!({"name": "n", "rankers": ["a", "b"], "policy": {"name": "auto", "params": {"version": 9}}}),
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_policy",
         ),

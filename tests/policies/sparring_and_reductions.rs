@@ -472,7 +472,7 @@ fn parameters_have_the_papers_defaults_and_are_validated() {
         "multi_sbm:window=0",
         "multi_sbm:alpha=0",
         "auto:slack=-1",
-        "auto:version=8",
+        "auto:version=9",
         "auto:challenge_draws=65",
     ] {
         let spec = PolicySpec::parse_cli(bad).unwrap();
