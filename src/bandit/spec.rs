@@ -116,7 +116,7 @@ mod tests {
     fn an_experiment_without_a_policy_records_auto_with_its_version() {
         let default = PolicySpec::recorded(None, 2);
         assert_eq!(default.name, "auto");
-        assert_eq!(default.params["version"], serde_json::json!(7));
+        assert_eq!(default.params["version"], serde_json::json!(8));
         // Asked for by name: the version is written in; asked for with one: kept.
         assert_eq!(
             PolicySpec::recorded(Some(PolicySpec::new("auto")), 2),
