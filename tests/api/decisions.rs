@@ -355,6 +355,18 @@ pub(crate) async fn report_all(app: &TestApp, id: i64, tokens: &[String], winner
 }
 
 /// Two rankers with a webhook to `url` and the stop rule `stop_rule` (none when null).
+/// A two-ranker experiment (`a`, `b`, seed 3) named `name`, with the default policy.
+async fn two_rankers(app: &TestApp, name: &str) -> i64 {
+    let (s, b) = app
+        .post(
+            "/v1/experiments",
+            json!({"name": name, "rankers": ["a", "b"], "seed": 3}),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{b}");
+    b["id"].as_i64().unwrap()
+}
+
 pub(crate) async fn two_rankers_with_webhook(app: &TestApp, url: &str, stop_rule: Value) -> i64 {
     let mut body = json!({"name": "flip", "rankers": ["a", "b"], "seed": 3,
                           "webhook": {"url": url, "secret": SECRET}});
@@ -472,14 +484,7 @@ async fn a_decision_does_not_lapse_and_is_announced_once() {
 async fn a_kept_decision_is_stored_and_read_back() {
     let db = postgres::fresh_database().await;
     let app = http_server::spawn_app_on(&db, "").await;
-    let (s, b) = app
-        .post(
-            "/v1/experiments",
-            json!({"name": "kept", "rankers": ["a", "b"], "seed": 3}),
-        )
-        .await;
-    assert_eq!(s, StatusCode::CREATED, "{b}");
-    let id = b["id"].as_i64().unwrap();
+    let id = two_rankers(&app, "kept").await;
     let tokens = issue_early(&app, id, 2000).await;
     assert!(tokens.len() >= 300, "{} distinct duels", tokens.len());
     let decided = |e: &Value| e["decision"]["decided"].as_bool().unwrap();
@@ -515,14 +520,7 @@ async fn a_kept_decision_is_stored_and_read_back() {
 #[tokio::test]
 async fn a_kept_decision_is_dropped_when_a_ranker_is_added() {
     let app = http_server::spawn_app().await;
-    let (s, b) = app
-        .post(
-            "/v1/experiments",
-            json!({"name": "grows", "rankers": ["a", "b"], "seed": 3}),
-        )
-        .await;
-    assert_eq!(s, StatusCode::CREATED, "{b}");
-    let id = b["id"].as_i64().unwrap();
+    let id = two_rankers(&app, "grows").await;
     let tokens = issue_early(&app, id, 600).await;
     assert!(tokens.len() >= 150, "{} distinct duels", tokens.len());
     report_all(&app, id, &tokens[..150], "a").await;

@@ -89,56 +89,31 @@ fn version_8_replays_exactly_and_a_stored_state_chooses_as_the_live_one() {
 }
 
 #[test]
-fn only_version_8_states_record_its_thompson_rivals_and_they_load_as_stored() {
+fn each_version_records_only_its_own_rules_and_loads_as_stored() {
     let mut rng = BanditRng::seed_from_u64(1);
-    for (spec, rivals) in [(v7(), false), (v8(), true)] {
+    let keys = ["beaters", "copeland_draws", "thompson_rivals"];
+    for (spec, rules) in [
+        (v4(), [false, false, false]),
+        (v5(), [false, false, false]),
+        (v6(), [true, false, false]),
+        (v7(), [true, true, false]),
+        (v8(), [true, true, true]),
+    ] {
         let state = BanditState::new(&spec, 5, TieRule::Ignore, &mut rng).unwrap();
         let json = serde_json::to_value(&state.policy).unwrap();
-        assert_eq!(
-            json.to_string().contains("thompson_rivals"),
-            rivals,
-            "{json}"
-        );
+        let stored = keys.map(|key| json.to_string().contains(key));
+        assert_eq!(stored, rules, "{json}");
         let loaded: AnyPolicy = serde_json::from_value(json).unwrap();
         let AnyPolicy::Auto(auto) = loaded else {
             panic!("not auto");
         };
         let linear = auto.linear.unwrap();
-        assert!(linear.beaters && linear.copeland_draws);
-        assert_eq!(linear.thompson_rivals, rivals);
-    }
-}
-
-#[test]
-fn only_version_7_states_record_its_copeland_draw_and_they_load_as_stored() {
-    let mut rng = BanditRng::seed_from_u64(1);
-    for (spec, draws) in [(v6(), false), (v7(), true)] {
-        let state = BanditState::new(&spec, 5, TieRule::Ignore, &mut rng).unwrap();
-        let json = serde_json::to_value(&state.policy).unwrap();
-        assert_eq!(json.to_string().contains("copeland_draws"), draws, "{json}");
-        let loaded: AnyPolicy = serde_json::from_value(json).unwrap();
-        let AnyPolicy::Auto(auto) = loaded else {
-            panic!("not auto");
-        };
-        let linear = auto.linear.unwrap();
-        assert!(linear.beaters);
-        assert_eq!(linear.copeland_draws, draws);
-    }
-}
-
-#[test]
-fn only_version_6_states_record_its_rivals_and_they_load_as_stored() {
-    let mut rng = BanditRng::seed_from_u64(1);
-    for (spec, beaters) in [(v4(), false), (v5(), false), (v6(), true)] {
-        let state = BanditState::new(&spec, 5, TieRule::Ignore, &mut rng).unwrap();
-        let json = serde_json::to_value(&state.policy).unwrap();
-        let stored = json.to_string().contains("beaters");
-        assert_eq!(stored, beaters, "{json}");
-        let loaded: AnyPolicy = serde_json::from_value(json).unwrap();
-        let AnyPolicy::Auto(auto) = loaded else {
-            panic!("not auto");
-        };
-        assert_eq!(auto.linear.unwrap().beaters, beaters);
+        let loaded = [
+            linear.beaters,
+            linear.copeland_draws,
+            linear.thompson_rivals,
+        ];
+        assert_eq!(loaded, rules, "{spec:?}");
     }
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# docs/results.md#auto-version-4: the default (auto version 4) against version 3 (DTS), tuned
+# docs/results.md#earlier-designs: the default (auto version 4) against version 3 (DTS), tuned
 # MergeDTS, Self-Sparring and RMED1 on matrices it was not developed on (matrix seeds 3 and 4),
 # 4 runs per policy and cell, 10^6 steps. Writes grid.md and grid.json under OUT (default
 # out/auto-v4). The 64- and 200-ranker grids are the slow ones (DTS and RMED1 cost O(K^2) per step).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# docs/results.md#auto-version-6: auto version 6 against version 4, version 3 (DTS), tuned
+# docs/results.md#earlier-designs: auto version 6 against version 4, version 3 (DTS), tuned
 # MergeDTS, Self-Sparring and RMED1 on matrices of seeds 9, 11 and 12, 64 rankers of seed 13
 # and 200 of seed 14 (version 6 was developed on copeland cells of seeds 3 to 5), 4 runs per
 # policy and cell, 10^6 steps (10^5 at 200 rankers). Writes grid.md and grid.json under OUT
@@ -7,8 +7,6 @@
 # Usage: docs/results/auto-v6/run.sh [OUT]
 set -euo pipefail
 out=${1:-out/auto-v6}
-joust=${JOUST:-target/release/joust}
-[[ -x $joust ]] || cargo build --release --bin joust
 # shellcheck disable=SC2054 # the commas are inside policy specs, not between elements
 policies=(--policy auto:version=6 --policy auto:version=4 --policy auto:version=3
     --policy merge_dts:alpha=0.262144,batch_size=16 --policy self_sparring --policy rmed1)

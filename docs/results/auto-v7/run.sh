@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# docs/results.md#auto-version-7: auto version 7 against version 6, version 3 (DTS), tuned
+# docs/results.md#earlier-designs: auto version 7 against version 6, version 3 (DTS), tuned
 # MergeDTS, Self-Sparring and RMED1 on the grids of matrix seeds 9, 11 and 12 and 64 rankers of
 # seed 13 (the grids version 6 was reported on), 4 runs per policy and cell, 10^6 steps; then
 # versions 7, 6 and 3 on the copeland-random cells of seeds 21-24 at margins 0.005, 0.01 and
@@ -8,8 +8,6 @@
 # Usage: docs/results/auto-v7/run.sh [OUT]
 set -euo pipefail
 out=${1:-out/auto-v7}
-joust=${JOUST:-target/release/joust}
-[[ -x $joust ]] || cargo build --release --bin joust
 # shellcheck disable=SC2054 # the commas are inside policy specs, not between elements
 policies=(--policy auto:version=7 --policy auto:version=6 --policy auto:version=3
     --policy merge_dts:alpha=0.262144,batch_size=16 --policy self_sparring --policy rmed1)

@@ -11,8 +11,6 @@
 # Usage: docs/results/auto-v8/run.sh [OUT]
 set -euo pipefail
 out=${1:-out/auto-v8}
-joust=${JOUST:-target/release/joust}
-[[ -x $joust ]] || cargo build --release --bin joust
 # shellcheck disable=SC2054 # the commas are inside policy specs, not between elements
 policies=(--policy auto:version=8 --policy auto:version=7 --policy auto:version=6
     --policy auto:version=3 --policy merge_dts:alpha=0.262144,batch_size=16 --policy self_sparring

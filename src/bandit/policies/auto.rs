@@ -16,7 +16,7 @@
 //! the candidate of the largest drawn Copeland score and the champion the candidate of the
 //! largest estimated one. With a Condorcet winner it duels exactly as version 6. Where a pair
 //! within a few thousandths of 1/2 splits version 6's plays between the Copeland winner and a
-//! runner-up, it names the winner far more often (docs/results.md#auto-version-7: 0.88 of runs
+//! runner-up, it names the winner far more often (docs/results.md#earlier-designs: 0.88 of runs
 //! against 0.38 on seed 12's cell), at the same worst ratio over the grids.
 //!
 //! **Version 6: Copeland sparring meeting leading rivals first**
@@ -24,7 +24,7 @@
 //! whom an arm meets: an arm meets the arm that leads it most, a uniform candidate its strongest
 //! beater, and before a self-duel one Thompson draw decides whether a random arm whose pair is
 //! open meets it instead, at most sqrt(t) times per pair. On the grids of seeds 9, 11 and 12
-//! (docs/results.md#auto-version-6) its worst ratio to the best policy of a cell is about half
+//! (docs/results.md#earlier-designs) its worst ratio to the best policy of a cell is about half
 //! version 4's (4.8x-5.9x against 9.3x-11.8x, both on the `copeland` family) and level with
 //! version 3's, at O(K) per duel as version 4.
 //!
@@ -42,7 +42,7 @@
 //! (RMED's comparison of each candidate with the leader, so that an arm the draws neglect is
 //! still shown to lose). There is no switch between strategies: the candidate set is RUCB's when
 //! some arm is beaten by no other and CCB's when every arm is, one rule for both cases.
-//! Measured in docs/results.md#auto-version-4: on 64 cells of generated matrices it was not
+//! Measured in docs/results.md#earlier-designs: on 64 cells of generated matrices it was not
 //! developed on, within 3x of the best policy of each cell at 10^4, 10^5 and 10^6 duels except in
 //! four cells without a Condorcet winner (up to 12.6x), with accuracy at 10^6 never below a
 //! baseline's.
@@ -52,14 +52,14 @@
 //! over the candidates is dueled with the first while their pair is open, and the rival is
 //! taken only when a draw of its preference over the drawn arm favours it. On random 16-ranker
 //! subsets of MSLR-Navigational version 4 paid about 40% more regret than version 3; version 5
-//! is level with version 3 there (docs/results.md#auto-version-5).
+//! is level with version 3 there (docs/results.md#earlier-designs).
 //!
 //! **Version 3: DTS up to `copeland_max_arms` active rankers (256), tuned MergeDTS above.**
 //! Chosen by its worst case, not its typical case. `joust grid` runs policies
 //! over generated families of matrices (a Condorcet winner over a transitive rest, over strong
 //! cycles, among near-ties, over a long tail, Bradley-Terry and Thurstone utilities, and two
 //! kinds without a Condorcet winner) at 4 to 200 rankers, winner margins 0.005 to 0.3, with
-//! noise; docs/results.md#the-family-grid has the tables. No policy is within 1.25x of the best
+//! noise; docs/results.md#earlier-designs has the tables. No policy is within 1.25x of the best
 //! on every cell. DTS (Wu and Liu 2016) has the smallest worst case at every horizon: at most
 //! 5.3x the best policy of a cell at 10^4 duels, 9.4x at 10^5, 12.7x at 10^6, where version 2
 //! reaches 16x, 30x and 66x (without a Condorcet winner, after its hand-over to DTS) and MergeDTS,

@@ -81,7 +81,7 @@
 //! Why the sqrt(t) bound: a pair of a Copeland winner nearly tied at 1/2 is never resolved, and
 //! the draw favours the other arm with probability about Phi(-2 gap sqrt(n)) after n
 //! comparisons, so without a bound it is met O(ln t / gap^2) times where version 4 met it only
-//! while it led (seed 9's near-tie cell in docs/results.md#auto-version-6, a Copeland winner
+//! while it led (seed 9's near-tie cell in docs/results.md#earlier-designs, a Copeland winner
 //! beating a ranker at 0.507). With it the check adds at most sqrt(t) comparisons per pair,
 //! track-and-stop's forced exploration, which still reveals a trap's lead in time sublinear in t.
 //!
@@ -89,7 +89,7 @@
 //! confirmed to beat `c`, every open pair of candidates is still compared through step 3's
 //! version 4 branch or the check, and an arm leaves the candidates only through confirmed
 //! losses. Cost: one look-up more in step 3, and up to four random arms and one Beta draw
-//! before a self-duel. Measured in docs/results.md#auto-version-6.
+//! before a self-duel. Measured in docs/results.md#earlier-designs.
 //!
 //! **Version 7** (`auto:version=7`; the default before version 8) is version 6 with DTS's first arm once
 //! the bounds show no Condorcet winner: when every active arm has a confirmed loss and there are
@@ -105,7 +105,7 @@
 //!
 //! Why: where two candidates tie on confirmed losses and one of them has a pair within a few
 //! thousandths of 1/2 that no horizon resolves (`copeland-random` at small margins,
-//! docs/results.md#auto-version-6), version 6's Thompson draw reads each arm's results against
+//! docs/results.md#earlier-designs), version 6's Thompson draw reads each arm's results against
 //! all arms, and the uniform candidate took the first place on half the steps: both played
 //! about as often, and the most played was the Copeland winner in 38% of runs on seed 12's
 //! cell. The Copeland draw gives the winner the first place whenever the unresolved pair is
@@ -697,15 +697,16 @@ impl Derived {
                 }
             }
         }
-        // Version 8: the rival leads `first` after sqrt(t) comparisons, their pair still open.
-        if self.thompson_rivals
-            && self.fewest > 0
-            && let Some((j, value)) = self.rival[first].first()
-            && value > LEADING + 0.5
-            && view.count(first, j) >= (self.stamp.2 as f64).sqrt()
-            && let Some(j) = self.thompson_rival(view, rng, first)
-        {
-            return Pair::new(first, j);
+        if self.thompson_rivals && self.fewest > 0 {
+            // Version 8: the rival leads `first` after sqrt(t) comparisons, their pair open.
+            let cap = (self.stamp.2 as f64).sqrt();
+            if let Some((j, value)) = self.rival[first].first()
+                && value > LEADING + 0.5
+                && view.count(first, j) >= cap
+                && let Some(j) = self.thompson_rival(view, rng, first, cap)
+            {
+                return Pair::new(first, j);
+            }
         }
         match self.rival[first].first() {
             Some((j, value)) if value > 0.5 => Pair::new(first, j),
@@ -715,12 +716,17 @@ impl Derived {
     }
 
     /// Version 8's examination of `first`'s open pairs, while its rival is a near-tie (module
-    /// docs, "Version 8"): DTS's second arm over the open pairs compared fewer than sqrt(t)
-    /// times. Each such arm draws its preference over `first`, Beta(w_jc + 1, w_cj + 1); the
+    /// docs, "Version 8"): DTS's second arm over the open pairs compared fewer than `cap`
+    /// (sqrt(t)) times. Each such arm draws its preference over `first`, Beta(w_jc + 1, w_cj + 1); the
     /// largest draw is the rival if it is above 1/2, else `None` (version 7's rival then). O(K)
     /// reads and Beta draws.
-    fn thompson_rival<R: Rng + ?Sized>(&self, view: &View, rng: &mut R, first: Arm) -> Option<Arm> {
-        let cap = (self.stamp.2 as f64).sqrt();
+    fn thompson_rival<R: Rng + ?Sized>(
+        &self,
+        view: &View,
+        rng: &mut R,
+        first: Arm,
+        cap: f64,
+    ) -> Option<Arm> {
         let mut best: Option<(f64, Arm)> = None;
         for j in view.active_arms().filter(|&j| j != first) {
             let (score, count) = (view.score(j, first), view.count(j, first));

@@ -40,8 +40,8 @@ pub struct CellResult {
     /// The `--matrix` name of the cell's matrix.
     pub scenario: String,
     pub policies: Vec<PolicyCell>,
-    /// C of the regret lower bound C ln T on the cell's matrix; absent from grids written
-    /// before it was recorded.
+    /// C of the regret lower bound C ln T on the cell's matrix (`GridRuns::run_cell` sets it);
+    /// absent from grids written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub regret_rate: Option<f64>,
 }
@@ -91,11 +91,7 @@ impl CellResult {
             noise,
             scenario,
             policies,
-            regret_rate: summary
-                .policies
-                .first()
-                .and_then(|p| p.regret_bound)
-                .map(|b| b.rate),
+            regret_rate: None,
         }
     }
 
@@ -190,14 +186,14 @@ pub fn worst(cells: &[CellResult], p: usize) -> Vec<Worst> {
             };
             for c in cells {
                 let (ratio, real) = c.ratio(p, h);
+                let best_over_bound = c.best_over_bound(h);
                 w.raw_ratio = w.raw_ratio.max(ratio);
                 if real && ratio > w.ratio {
                     w.ratio = ratio;
                     w.cell = Some(c.label());
-                    w.best_over_bound = c.best_over_bound(h);
+                    w.best_over_bound = best_over_bound;
                 }
-                let best_pays = c.best_over_bound(h).is_none_or(|r| r >= 1.0);
-                if real && best_pays {
+                if real && best_over_bound.is_none_or(|r| r >= 1.0) {
                     w.ratio_where_best_pays = w.ratio_where_best_pays.max(ratio);
                 }
             }
